@@ -1,0 +1,1 @@
+"""The Hollywood Gin referee: rules engine, seats, sandbox, matches and match logs."""

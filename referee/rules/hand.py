@@ -1,0 +1,493 @@
+"""One hand of Gin as an explicit state machine: deal, upcard offer, turns, knock, showdown.
+
+The state holds everything (the stock order, both hands); :func:`referee.rules.observation`
+decides what a seat may see. Every action is checked by :meth:`HandState.verify` before
+anything changes, and :meth:`HandState.apply` returns a frozen record of what happened.
+
+>>> state = HandState.deal(shuffled_deck(7, 0), dealer=0)
+>>> state.phase.name, state.to_move, len(state.hands[1]), state.stock_count
+('UPCARD', 1, 10, 31)
+>>> [str(action) for action in state.legal_actions()]
+['take upcard', 'pass upcard']
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from referee.rules.cards import CARDS, Card, CardSet, CardsLike, format_cards, iter_cards
+from referee.rules.layoffs import DefenderLayout, lay_off, no_layoffs
+from referee.rules.melds import (
+    Arrangement,
+    Meld,
+    arrangement_of,
+    knock_discards,
+    knock_layout,
+)
+from referee.rules.params import RuleParams
+from referee.rules.scoring import DEFAULT_PARAMS, score_hand
+
+
+class IllegalActionError(ValueError):
+    """An action that the rules do not allow in this state; the message says why."""
+
+
+class Phase(enum.Enum):
+    """What the player to move must decide."""
+
+    UPCARD = "upcard"
+    """Take the upcard or pass (the first turn's offer)."""
+    DRAW = "draw"
+    """Draw from the stock or the discard pile."""
+    DISCARD = "discard"
+    """Discard a card, or knock."""
+    OVER = "over"
+    """The hand has ended; see :attr:`HandState.outcome`."""
+
+
+class HandEnd(enum.Enum):
+    """Why a hand ended."""
+
+    GIN = "gin"
+    KNOCK = "knock"
+    UNDERCUT = "undercut"
+    STOCK_EXHAUSTED = "stock_exhausted"
+    """Drawn: a discard left only ``stock_end`` cards in the stock."""
+    TURN_CAP = "turn_cap"
+    """Drawn: the hand reached the turn cap (marked capped in logs)."""
+
+    @property
+    def drawn(self) -> bool:
+        """Whether nobody scores."""
+        return self in (HandEnd.STOCK_EXHAUSTED, HandEnd.TURN_CAP)
+
+
+# --- actions -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TakeUpcard:
+    """Take the upcard during the first turn's offer (then discard or knock)."""
+
+    def __str__(self) -> str:
+        return "take upcard"
+
+
+@dataclass(frozen=True, slots=True)
+class PassUpcard:
+    """Decline the upcard during the first turn's offer."""
+
+    def __str__(self) -> str:
+        return "pass upcard"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawStock:
+    """Draw the top card of the stock."""
+
+    def __str__(self) -> str:
+        return "draw stock"
+
+
+@dataclass(frozen=True, slots=True)
+class DrawDiscard:
+    """Draw the top card of the discard pile."""
+
+    def __str__(self) -> str:
+        return "draw discard"
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """Discard a card face up, ending the turn."""
+
+    card: Card
+
+    def __str__(self) -> str:
+        return f"discard {self.card}"
+
+
+@dataclass(frozen=True, slots=True)
+class Knock:
+    """Discard ``card`` and knock, optionally declaring the melds of the ten cards kept.
+
+    Without ``melds`` the referee lays the cards out (see :func:`knock_layout`). A knock that
+    leaves deadwood 0 is gin.
+    """
+
+    card: Card
+    melds: tuple[CardSet | Meld, ...] | None = None
+
+    def __str__(self) -> str:
+        if self.melds is None:
+            return f"knock {self.card}"
+        declared = " | ".join(format_cards(meld) for meld in self.melds)
+        return f"knock {self.card} [{declared}]"
+
+
+Action = TakeUpcard | PassUpcard | DrawStock | DrawDiscard | Discard | Knock
+
+TAKE_UPCARD: Final = TakeUpcard()
+PASS_UPCARD: Final = PassUpcard()
+DRAW_STOCK: Final = DrawStock()
+DRAW_DISCARD: Final = DrawDiscard()
+DISCARDS: Final = tuple(Discard(card) for card in CARDS)
+KNOCKS: Final = tuple(Knock(card) for card in CARDS)
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+class Event(NamedTuple):
+    """What one action did, seen by the referee (the card drawn from the stock included)."""
+
+    seat: int
+    action: Action
+    card: Card | None
+    """The card taken (upcard or draw) or thrown (discard or knock); ``None`` for a pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOutcome:
+    """How a hand ended, with the showdown when someone knocked."""
+
+    end: HandEnd
+    winner: int | None
+    """The seat that scores (``None`` for a drawn hand)."""
+    points: int
+    knocker: int | None
+    knocker_layout: Arrangement | None
+    defender_layout: DefenderLayout | None
+    hands: tuple[CardSet, CardSet]
+    """Both seats' cards at the end (the knocker's without the knock discard)."""
+    turns: int
+
+
+# --- the deck ----------------------------------------------------------------------------------
+
+_DECK_DOMAIN: Final = b"hollywood-gin/deck/v1"
+
+
+def _seed_bytes(seed: int) -> bytes:
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed}")
+    return seed.to_bytes(max(1, (seed.bit_length() + 7) // 8), "big")
+
+
+def shuffled_deck(seed: int, hand_number: int) -> tuple[Card, ...]:
+    """The deck for one hand of a series, in dealing order (first card dealt first).
+
+    A Fisher-Yates shuffle driven by SHA-256 of ``(seed, hand_number)`` in counter mode, with
+    rejection sampling so every order is equally likely. It is the same in any language and
+    Python version, so a log's seed alone rebuilds every deck.
+
+    >>> deck = shuffled_deck(42, 0)
+    >>> len(set(deck)), deck == shuffled_deck(42, 0), deck == shuffled_deck(42, 1)
+    (52, True, False)
+
+    Raises:
+        ValueError: a negative seed or hand number.
+    """
+    if hand_number < 0:
+        raise ValueError(f"hand number must be non-negative, not {hand_number}")
+    key = _DECK_DOMAIN + _seed_bytes(seed) + b"/" + hand_number.to_bytes(8, "big")
+    counter = 0
+    pool = b""
+    cards = list(range(52))
+    for top in range(51, 0, -1):
+        bound = top + 1
+        limit = 65536 - 65536 % bound
+        while True:
+            if len(pool) < 2:
+                pool = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
+                counter += 1
+            draw, pool = int.from_bytes(pool[:2], "big"), pool[2:]
+            if draw < limit:
+                break
+        pick = draw % bound
+        cards[top], cards[pick] = cards[pick], cards[top]
+    return tuple(CARDS[card] for card in cards)
+
+
+def deck_commitment(deck: Sequence[int]) -> str:
+    """SHA-256 hex of a deck's order: published before a hand, checkable after it.
+
+    >>> len(deck_commitment(shuffled_deck(1, 0)))
+    64
+    """
+    return hashlib.sha256(bytes(deck)).hexdigest()
+
+
+# --- the state machine -------------------------------------------------------------------------
+
+
+class HandState:
+    """The full state of one hand. Mutable; changed only through :meth:`apply`."""
+
+    def __init__(self, deck: Sequence[int], dealer: int, params: RuleParams) -> None:
+        if sorted(deck) != list(range(52)):
+            raise ValueError("a deck must hold each of the 52 cards exactly once")
+        if dealer not in (0, 1):
+            raise ValueError(f"dealer must be seat 0 or 1, not {dealer!r}")
+        self.params = params
+        self.dealer = dealer
+        self.deck = tuple(CARDS[card] for card in deck)
+        non_dealer = 1 - dealer
+        hands = [0, 0]
+        for index in range(20):
+            seat = non_dealer if index % 2 == 0 else dealer
+            hands[seat] |= 1 << deck[index]
+        self._hands = hands
+        self._stock = self.deck[21:]
+        self._stock_next = 0
+        self._pile: list[Card] = [self.deck[20]]
+        self.phase = Phase.UPCARD
+        self.to_move = non_dealer
+        self.turns = 0
+        self._passes = 0
+        self._stock_only = False
+        self._taken = 0
+        self._took: tuple[list[Card], list[Card]] = ([], [])
+        self._history: list[Event] = []
+        self.outcome: HandOutcome | None = None
+
+    @classmethod
+    def deal(
+        cls, deck: Sequence[int], dealer: int, params: RuleParams = DEFAULT_PARAMS
+    ) -> HandState:
+        """Deal a hand from a deck in dealing order: ten cards each, one at a time from the
+        non-dealer, then the upcard; the rest is the stock.
+
+        Raises:
+            ValueError: the deck is not the 52 cards once each, or the dealer is not 0 or 1.
+        """
+        return cls(deck, dealer, params)
+
+    # --- what anyone may ask -------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the hand has ended."""
+        return self.phase is Phase.OVER
+
+    @property
+    def hands(self) -> tuple[CardSet, CardSet]:
+        """Both seats' cards (referee's view)."""
+        return (CardSet.of_mask(self._hands[0]), CardSet.of_mask(self._hands[1]))
+
+    @property
+    def stock(self) -> tuple[Card, ...]:
+        """The stock in drawing order (referee's view)."""
+        return self._stock[self._stock_next :]
+
+    @property
+    def stock_count(self) -> int:
+        """Cards left in the stock."""
+        return len(self._stock) - self._stock_next
+
+    @property
+    def discard_pile(self) -> tuple[Card, ...]:
+        """The discard pile, bottom first (the last card is the top)."""
+        return tuple(self._pile)
+
+    @property
+    def history(self) -> tuple[Event, ...]:
+        """Every action so far, in order."""
+        return tuple(self._history)
+
+    @property
+    def taken_this_turn(self) -> Card | None:
+        """The card the player to move took from the discard pile this turn, if any."""
+        return CARDS[self._taken.bit_length() - 1] if self._taken else None
+
+    def took_from_pile(self, seat: int) -> tuple[Card, ...]:
+        """Every card ``seat`` took from the discard pile this hand (public knowledge)."""
+        return tuple(self._took[seat])
+
+    def legal_actions(self) -> list[Action]:
+        """Every legal action of the player to move (empty once the hand is over).
+
+        In the discard phase this lists each allowed discard, then a knock (without declared
+        melds) for each discard that leaves deadwood within the knock limit.
+        """
+        phase = self.phase
+        if phase is Phase.DRAW:
+            return [DRAW_STOCK] if self._stock_only else [DRAW_STOCK, DRAW_DISCARD]
+        if phase is Phase.DISCARD:
+            hand = self._hands[self.to_move]
+            forbidden = self._taken if self.params.no_rediscard else 0
+            actions: list[Action] = [DISCARDS[card] for card in iter_cards(hand & ~forbidden)]
+            for card in knock_discards(hand, self.params.knock_limit, forbidden):
+                actions.append(KNOCKS[card])
+            return actions
+        if phase is Phase.UPCARD:
+            return [TAKE_UPCARD, PASS_UPCARD]
+        return []
+
+    # --- checking and applying -----------------------------------------------------------------
+
+    def verify(self, action: Action) -> None:
+        """Check that ``action`` is legal now, without changing anything.
+
+        Raises:
+            IllegalActionError: with a sentence saying why it is not.
+        """
+        self._check(action)
+
+    def _check(self, action: Action) -> Arrangement | None:
+        """Raise unless ``action`` is legal; for a knock, return the knocker's layout."""
+        phase = self.phase
+        if phase is Phase.OVER:
+            raise IllegalActionError("the hand is over")
+        if not isinstance(action, _PHASE_ACTIONS[phase]):
+            raise IllegalActionError(
+                f"{action} is not allowed now: seat {self.to_move} must {_PHASE_WORDS[phase]}"
+            )
+        if isinstance(action, DrawDiscard) and self._stock_only:
+            raise IllegalActionError(
+                "both players passed the upcard, so the first draw must come from the stock"
+            )
+        if isinstance(action, Discard | Knock):
+            self._verify_throw(action.card)
+        if isinstance(action, Knock):
+            return self._knock_layout(action)
+        return None
+
+    def _verify_throw(self, card: int) -> None:
+        if not isinstance(card, int) or not 0 <= card < 52:
+            raise IllegalActionError(f"not a card: {card!r}")
+        if not self._hands[self.to_move] >> card & 1:
+            raise IllegalActionError(f"{CARDS[card]} is not in seat {self.to_move}'s hand")
+        if self.params.no_rediscard and self._taken >> card & 1:
+            raise IllegalActionError(f"{CARDS[card]} was just taken from the discard pile and "
+                                     "may not be discarded this turn")
+
+    def _knock_layout(self, action: Knock) -> Arrangement:
+        kept = self._hands[self.to_move] & ~(1 << action.card)
+        if action.melds is None:
+            layout = knock_layout(CardSet.of_mask(kept))
+        else:
+            try:
+                layout = arrangement_of(CardSet.of_mask(kept), action.melds)
+            except ValueError as error:
+                raise IllegalActionError(f"declared knock arrangement is invalid: {error}") from None
+        if layout.deadwood > self.params.knock_limit:
+            raise IllegalActionError(
+                f"cannot knock: deadwood after discarding {action.card} would be "
+                f"{layout.deadwood} ({layout.deadwood_cards}), over the limit of "
+                f"{self.params.knock_limit}"
+            )
+        return layout
+
+    def apply(self, action: Action) -> Event:
+        """Check and play ``action`` for the player to move; returns what happened.
+
+        Raises:
+            IllegalActionError: the action is not legal now (nothing is changed).
+        """
+        layout = self._check(action)
+        if isinstance(action, Discard):
+            return self._discard(action.card)
+        if isinstance(action, DrawStock):
+            return self._draw_stock()
+        if isinstance(action, DrawDiscard | TakeUpcard):
+            return self._take_from_pile(action)
+        if isinstance(action, Knock):
+            assert layout is not None
+            return self._knock(action, layout)
+        return self._pass_upcard()
+
+    def _record(self, action: Action, card: Card | None) -> Event:
+        event = Event(self.to_move, action, card)
+        self._history.append(event)
+        return event
+
+    def _pass_upcard(self) -> Event:
+        event = self._record(PASS_UPCARD, None)
+        self._passes += 1
+        self.to_move = 1 - self.to_move
+        if self._passes == 2:
+            self.phase = Phase.DRAW
+            self._stock_only = True
+        return event
+
+    def _take_from_pile(self, action: Action) -> Event:
+        card = self._pile.pop()
+        self._hands[self.to_move] |= 1 << card
+        self._taken = 1 << card
+        self._took[self.to_move].append(card)
+        self.phase = Phase.DISCARD
+        return self._record(action, card)
+
+    def _draw_stock(self) -> Event:
+        card = self._stock[self._stock_next]
+        self._stock_next += 1
+        self._hands[self.to_move] |= 1 << card
+        self._stock_only = False
+        self.phase = Phase.DISCARD
+        return self._record(DRAW_STOCK, card)
+
+    def _discard(self, card: Card) -> Event:
+        card = CARDS[card]
+        event = self._record(DISCARDS[card], card)
+        self._hands[self.to_move] &= ~(1 << card)
+        self._pile.append(card)
+        self._taken = 0
+        self.turns += 1
+        if self.stock_count <= self.params.stock_end:
+            self._end_drawn(HandEnd.STOCK_EXHAUSTED)
+        elif self.turns >= self.params.turn_cap:
+            self._end_drawn(HandEnd.TURN_CAP)
+        else:
+            self.to_move = 1 - self.to_move
+            self.phase = Phase.DRAW
+        return event
+
+    def _end_drawn(self, end: HandEnd) -> None:
+        self.phase = Phase.OVER
+        self.outcome = HandOutcome(end, None, 0, None, None, None, self.hands, self.turns)
+
+    def _knock(self, action: Knock, layout: Arrangement) -> Event:
+        card = CARDS[action.card]
+        knocker = self.to_move
+        event = self._record(action, card)
+        self._hands[knocker] &= ~(1 << card)
+        self._pile.append(card)
+        self._taken = 0
+        self.turns += 1
+        defender_cards = CardSet.of_mask(self._hands[1 - knocker])
+        gin = layout.deadwood == 0
+        defence = no_layoffs(defender_cards) if gin else lay_off(layout.melds, defender_cards)
+        side, points = score_hand(layout.deadwood, defence.deadwood, gin, self.params)
+        if gin:
+            end = HandEnd.GIN
+        else:
+            end = HandEnd.KNOCK if side == "knocker" else HandEnd.UNDERCUT
+        winner = knocker if side == "knocker" else 1 - knocker
+        self.phase = Phase.OVER
+        self.outcome = HandOutcome(
+            end, winner, points, knocker, layout, defence, self.hands, self.turns
+        )
+        return event
+
+    def __repr__(self) -> str:
+        return (f"HandState(phase={self.phase.name}, to_move={self.to_move}, "
+                f"hands=({self.hands[0]} / {self.hands[1]}), stock={self.stock_count}, "
+                f"pile_top={self._pile[-1] if self._pile else None})")
+
+
+_PHASE_ACTIONS: Final[dict[Phase, tuple[type, ...]]] = {
+    Phase.UPCARD: (TakeUpcard, PassUpcard),
+    Phase.DRAW: (DrawStock, DrawDiscard),
+    Phase.DISCARD: (Discard, Knock),
+}
+
+_PHASE_WORDS: Final = {
+    Phase.UPCARD: "take or pass the upcard",
+    Phase.DRAW: "draw from the stock or the discard pile",
+    Phase.DISCARD: "discard a card or knock",
+}

@@ -1,0 +1,153 @@
+"""What one seat may see: the only path from the full state to a player.
+
+A seat sees its own hand, the discard pile, the stock count, every card the opponent took from
+the discard pile, the upcard decisions, the scores, and after a hand the whole showdown. It never
+sees the opponent's other cards, the stock order or the seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from referee.rules.cards import Card, CardSet
+from referee.rules.hand import (
+    Action,
+    DrawDiscard,
+    DrawStock,
+    HandOutcome,
+    HandState,
+    Phase,
+    TakeUpcard,
+)
+from referee.rules.params import RuleParams
+from referee.rules.series import SeriesState
+
+
+@dataclass(frozen=True, slots=True)
+class PublicEvent:
+    """One action as a seat saw it: ``card`` is ``None`` for the opponent's stock draw."""
+
+    seat: int
+    action: Action
+    card: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything one seat may know at one moment."""
+
+    seat: int
+    phase: Phase
+    to_move: int
+    dealer: int
+    hand: CardSet
+    discard_pile: tuple[Card, ...]
+    """Bottom first; the last card is the top."""
+    stock_count: int
+    opponent_took: tuple[Card, ...]
+    """Every card the opponent took from the discard pile this hand, in order."""
+    opponent_known: CardSet
+    """The cards the opponent took from the pile and still holds."""
+    opponent_hand_size: int
+    taken_this_turn: Card | None
+    """The card this seat took from the pile this turn (it may not be discarded this turn)."""
+    turns: int
+    history: tuple[PublicEvent, ...]
+    outcome: HandOutcome | None
+    """The showdown, once the hand is over."""
+    params: RuleParams
+    hand_number: int = 0
+    totals: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
+    """Each seat's totals in games 1-3 (by seat number)."""
+    game_winners: tuple[int | None, ...] = (None, None, None)
+
+    @property
+    def upcard(self) -> Card | None:
+        """The top of the discard pile (the upcard during the offer)."""
+        return self.discard_pile[-1] if self.discard_pile else None
+
+    @property
+    def opponent(self) -> int:
+        """The other seat."""
+        return 1 - self.seat
+
+
+def _public_history(hand: HandState, seat: int) -> tuple[PublicEvent, ...]:
+    events = []
+    for event in hand.history:
+        hidden = event.seat != seat and isinstance(event.action, DrawStock)
+        events.append(PublicEvent(event.seat, event.action, None if hidden else event.card))
+    return tuple(events)
+
+
+def _opponent_known(hand: HandState, opponent: int) -> CardSet:
+    known = 0
+    for event in hand.history:
+        if event.seat != opponent or event.card is None:
+            continue
+        if isinstance(event.action, TakeUpcard | DrawDiscard):
+            known |= 1 << event.card
+        elif not isinstance(event.action, DrawStock):
+            known &= ~(1 << event.card)
+    return CardSet.of_mask(known)
+
+
+def hand_observation(hand: HandState, seat: int) -> Observation:
+    """A seat's view of one hand (no series scores).
+
+    Raises:
+        ValueError: a seat other than 0 or 1.
+    """
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, not {seat!r}")
+    opponent = 1 - seat
+    hands = hand.hands
+    return Observation(
+        seat=seat,
+        phase=hand.phase,
+        to_move=hand.to_move,
+        dealer=hand.dealer,
+        hand=hands[seat],
+        discard_pile=hand.discard_pile,
+        stock_count=hand.stock_count,
+        opponent_took=hand.took_from_pile(opponent),
+        opponent_known=_opponent_known(hand, opponent),
+        opponent_hand_size=len(hands[opponent]),
+        taken_this_turn=hand.taken_this_turn if hand.to_move == seat else None,
+        turns=hand.turns,
+        history=_public_history(hand, seat),
+        outcome=hand.outcome,
+        params=hand.params,
+    )
+
+
+def observation(state: SeriesState | HandState, seat: int) -> Observation:
+    """What ``seat`` may see of a series (or of a lone hand): the one way to look at a state.
+
+    >>> from referee.rules.series import SeriesState
+    >>> view = observation(SeriesState(seed=5), 0)
+    >>> len(view.hand), view.stock_count, len(view.discard_pile), view.totals
+    (10, 31, 1, ((0, 0, 0), (0, 0, 0)))
+
+    Raises:
+        ValueError: a seat other than 0 or 1.
+    """
+    if isinstance(state, HandState):
+        return hand_observation(state, seat)
+    score = state.score
+    return replace(
+        hand_observation(state.hand, seat),
+        hand_number=state.hand_number,
+        totals=(score.totals(0), score.totals(1)),
+        game_winners=score.game_winners,
+    )
+
+
+def legal_actions(state: SeriesState | HandState) -> list[Action]:
+    """Every legal action of the player to move (empty when nothing is left to play).
+
+    >>> from referee.rules.series import SeriesState
+    >>> [str(action) for action in legal_actions(SeriesState(seed=5))]
+    ['take upcard', 'pass upcard']
+    """
+    return state.legal_actions()

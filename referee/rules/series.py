@@ -1,0 +1,141 @@
+"""A Hollywood series: hands dealt from one seed until all three games have ended.
+
+>>> series = SeriesState(seed=3)
+>>> series.hand_number, series.hand.dealer == series.first_dealer, series.is_over
+(0, True, False)
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass
+
+from referee.rules.hand import Action, Event, HandOutcome, HandState, shuffled_deck
+from referee.rules.params import RuleParams
+from referee.rules.scoring import DEFAULT_PARAMS, HollywoodScore
+
+
+class SeriesEnd(enum.Enum):
+    """Why a series ended."""
+
+    COMPLETE = "complete"
+    """Every game ended."""
+    DECIDED = "decided"
+    """Stopped once one player had a majority of games (``stop_when_decided``)."""
+    HAND_CAP = "hand_cap"
+    """The hand cap was reached; open games went to their leaders (marked capped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """One finished hand of a series."""
+
+    number: int
+    dealer: int
+    outcome: HandOutcome
+    games: tuple[int, ...]
+    """The games (0-based) the winner's points were entered in."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesResult:
+    """The end of a series: who won, the score sheet and every hand."""
+
+    seed: int
+    params: RuleParams
+    end: SeriesEnd
+    winner: int | None
+    """The seat that won a majority of games, or ``None`` (possible only at the hand cap)."""
+    totals: tuple[tuple[int, ...], tuple[int, ...]]
+    game_winners: tuple[int | None, ...]
+    hands: tuple[HandRecord, ...]
+
+
+def first_dealer(seed: int) -> int:
+    """The first dealer of a series, drawn from its seed.
+
+    >>> first_dealer(3) in (0, 1)
+    True
+    """
+    digest = hashlib.sha256(b"hollywood-gin/first-dealer/v1" + str(seed).encode()).digest()
+    return digest[0] & 1
+
+
+class SeriesState:
+    """The full state of a series: the score sheet, the current hand and the finished ones.
+
+    Raises:
+        ValueError: a negative seed.
+    """
+
+    def __init__(self, seed: int, params: RuleParams = DEFAULT_PARAMS) -> None:
+        if seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, not {seed}")
+        self.seed = seed
+        self.params = params
+        self.score = HollywoodScore(params)
+        self.first_dealer = first_dealer(seed)
+        self.hand_number = 0
+        self.hand = HandState(shuffled_deck(seed, 0), self.first_dealer, params)
+        self.finished: list[HandRecord] = []
+        self.result: SeriesResult | None = None
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the series has ended."""
+        return self.result is not None
+
+    @property
+    def to_move(self) -> int:
+        """The seat to act in the current hand."""
+        return self.hand.to_move
+
+    def legal_actions(self) -> list[Action]:
+        """Legal actions of the player to move (empty once the series is over)."""
+        return [] if self.is_over else self.hand.legal_actions()
+
+    def apply(self, action: Action) -> Event:
+        """Play one action; when it ends the hand, score it and deal the next (or end).
+
+        Raises:
+            IllegalActionError: the action is not legal now (nothing is changed).
+        """
+        event = self.hand.apply(action)
+        if self.hand.outcome is not None:
+            self._finish_hand(self.hand.outcome)
+        return event
+
+    def _finish_hand(self, outcome: HandOutcome) -> None:
+        games: tuple[int, ...] = ()
+        if outcome.winner is not None:
+            games = self.score.record(outcome.winner, outcome.points)
+        self.finished.append(HandRecord(self.hand_number, self.hand.dealer, outcome, games))
+        end = self._series_end()
+        if end is not None:
+            self._end(end)
+            return
+        dealer = self.hand.dealer if outcome.winner is None else outcome.winner
+        self.hand_number += 1
+        self.hand = HandState(shuffled_deck(self.seed, self.hand_number), dealer, self.params)
+
+    def _series_end(self) -> SeriesEnd | None:
+        if self.score.over:
+            return SeriesEnd.COMPLETE
+        if self.params.stop_when_decided and self.score.winner is not None:
+            return SeriesEnd.DECIDED
+        if len(self.finished) >= self.params.hand_cap:
+            self.score.close_capped()
+            return SeriesEnd.HAND_CAP
+        return None
+
+    def _end(self, end: SeriesEnd) -> None:
+        self.result = SeriesResult(
+            seed=self.seed,
+            params=self.params,
+            end=end,
+            winner=self.score.winner,
+            totals=(self.score.totals(0), self.score.totals(1)),
+            game_winners=self.score.game_winners,
+            hands=tuple(self.finished),
+        )

@@ -1,0 +1,1 @@
+"""Sample bot programs built on the SDK."""

@@ -1,0 +1,1 @@
+"""Leagues, the registry, the store, standings, and the ``gin`` command line."""

@@ -37,7 +37,7 @@ def demo(
     """Play one seeded Hollywood series between two built-in policies and show it."""
     params = RuleParams(scoring=Scoring.PLAIN if plain else Scoring.HOLLYWOOD)
     names = ("greedy", "patient")
-    table = render.hands_table(names)
+    table = render.hands_table()
 
     def on_hand_end(record: HandRecord) -> None:
         table.add_row(*render.hand_row(record, names))

@@ -54,7 +54,7 @@ def hand_row(record: HandRecord, names: Sequence[str]) -> list[str | Text]:
     ]
 
 
-def hands_table(names: Sequence[str]) -> Table:
+def hands_table() -> Table:
     """An empty table of hands, to fill with :func:`hand_row`."""
     table = Table(title="Hands", expand=False)
     for column in ("#", "dealer", "end", "winner", "points", "games"):

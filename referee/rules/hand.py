@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-from referee.rules.cards import CARDS, Card, CardSet, CardsLike, format_cards, iter_cards
+from referee.rules.cards import CARDS, Card, CardSet, format_cards, iter_cards
 from referee.rules.layoffs import DefenderLayout, lay_off, no_layoffs
 from referee.rules.melds import (
     Arrangement,
@@ -363,8 +363,10 @@ class HandState:
         if not self._hands[self.to_move] >> card & 1:
             raise IllegalActionError(f"{CARDS[card]} is not in seat {self.to_move}'s hand")
         if self.params.no_rediscard and self._taken >> card & 1:
-            raise IllegalActionError(f"{CARDS[card]} was just taken from the discard pile and "
-                                     "may not be discarded this turn")
+            raise IllegalActionError(
+                f"{CARDS[card]} was just taken from the discard pile and "
+                "may not be discarded this turn"
+            )
 
     def _knock_layout(self, action: Knock) -> Arrangement:
         kept = self._hands[self.to_move] & ~(1 << action.card)
@@ -374,7 +376,9 @@ class HandState:
             try:
                 layout = arrangement_of(CardSet.of_mask(kept), action.melds)
             except ValueError as error:
-                raise IllegalActionError(f"declared knock arrangement is invalid: {error}") from None
+                raise IllegalActionError(
+                    f"declared knock arrangement is invalid: {error}"
+                ) from None
         if layout.deadwood > self.params.knock_limit:
             raise IllegalActionError(
                 f"cannot knock: deadwood after discarding {action.card} would be "
@@ -475,9 +479,11 @@ class HandState:
         return event
 
     def __repr__(self) -> str:
-        return (f"HandState(phase={self.phase.name}, to_move={self.to_move}, "
-                f"hands=({self.hands[0]} / {self.hands[1]}), stock={self.stock_count}, "
-                f"pile_top={self._pile[-1] if self._pile else None})")
+        return (
+            f"HandState(phase={self.phase.name}, to_move={self.to_move}, "
+            f"hands=({self.hands[0]} / {self.hands[1]}), stock={self.stock_count}, "
+            f"pile_top={self._pile[-1] if self._pile else None})"
+        )
 
 
 _PHASE_ACTIONS: Final[dict[Phase, tuple[type, ...]]] = {

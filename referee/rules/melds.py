@@ -19,11 +19,9 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from referee.rules.cards import (
-    CARD_VALUES,
     CARDS,
     LANE,
     LANE_MASK,
-    LANE_VALUE,
     RANK_VALUES,
     Card,
     CardSet,
@@ -64,8 +62,10 @@ class Meld:
         mask = to_mask(cards)
         meld = MELDS_BY_MASK.get(mask)
         if meld is None:
-            raise ValueError(f"not a meld: {CardSet(mask)} (a set is 3 or 4 cards of one rank, "
-                             "a run 3 or more consecutive cards of one suit, ace low)")
+            raise ValueError(
+                f"not a meld: {CardSet(mask)} (a set is 3 or 4 cards of one rank, "
+                "a run 3 or more consecutive cards of one suit, ace low)"
+            )
         return meld
 
     @property
@@ -189,7 +189,9 @@ def _set_options(c: int, d: int, h: int, s: int, ranks: int) -> list[tuple[int, 
         rank_bit = ranks & -ranks
         ranks ^= rank_bit
         rank = rank_bit.bit_length() - 1
-        pattern = (c >> rank & 1) | (d >> rank & 1) << 1 | (h >> rank & 1) << 2 | (s >> rank & 1) << 3
+        pattern = (
+            (c >> rank & 1) | (d >> rank & 1) << 1 | (h >> rank & 1) << 2 | (s >> rank & 1) << 3
+        )
         options.append(_SET_CHOICES[rank][pattern])
     return options
 
@@ -311,7 +313,9 @@ def _split_sets(sets: int) -> tuple[Meld, ...]:
     return tuple(melds)
 
 
-_RANK_MASKS: Final = tuple(sum(1 << (suit * LANE + rank) for suit in range(4)) for rank in range(LANE))
+_RANK_MASKS: Final = tuple(
+    sum(1 << (suit * LANE + rank) for suit in range(4)) for rank in range(LANE)
+)
 
 # For each suit and lane: the tabled best runs as Meld objects, and the lane bits they cover.
 _LANE_RUN_MELDS: Final = tuple(
@@ -531,8 +535,9 @@ def arrangement_of(cards: CardsLike, melds: Iterable[CardsLike]) -> Arrangement:
         if meld.mask & used:
             raise ValueError(f"meld [{meld}] uses a card already used by another meld")
         if meld.mask & ~mask:
-            raise ValueError(f"meld [{meld}] uses cards not in the hand: "
-                             f"{CardSet(meld.mask & ~mask)}")
+            raise ValueError(
+                f"meld [{meld}] uses cards not in the hand: {CardSet(meld.mask & ~mask)}"
+            )
         used |= meld.mask
         meld_masks.append(meld.mask)
     return _make_arrangement(mask, meld_masks)

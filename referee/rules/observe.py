@@ -54,7 +54,8 @@ class Observation:
     turns: int
     history: tuple[PublicEvent, ...]
     outcome: HandOutcome | None
-    """The showdown, once the hand is over."""
+    """How the hand ended, once it is over. After a knock both hands are shown (the showdown);
+    after a drawn hand nobody lays down, so the opponent's cards are left out (empty)."""
     params: RuleParams
     hand_number: int = 0
     totals: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
@@ -116,9 +117,17 @@ def hand_observation(hand: HandState, seat: int) -> Observation:
         taken_this_turn=hand.taken_this_turn if hand.to_move == seat else None,
         turns=hand.turns,
         history=_public_history(hand, seat),
-        outcome=hand.outcome,
+        outcome=_public_outcome(hand.outcome, seat),
         params=hand.params,
     )
+
+
+def _public_outcome(outcome: HandOutcome | None, seat: int) -> HandOutcome | None:
+    if outcome is None or not outcome.end.drawn:
+        return outcome
+    hands = [CardSet(), CardSet()]
+    hands[seat] = outcome.hands[seat]
+    return replace(outcome, hands=(hands[0], hands[1]))
 
 
 def observation(state: SeriesState | HandState, seat: int) -> Observation:

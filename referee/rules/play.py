@@ -16,12 +16,12 @@ from typing import Protocol
 
 from referee.rules.cards import CARD_VALUES
 from referee.rules.hand import (
+    DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
+    KNOCKS,
     PASS_UPCARD,
     TAKE_UPCARD,
-    DISCARDS,
-    KNOCKS,
     Action,
     HandState,
     Phase,
@@ -49,7 +49,7 @@ class RandomPolicy:
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
 
-    def __call__(self, view: Observation, legal: Sequence[Action]) -> Action:
+    def __call__(self, view: Observation, legal: Sequence[Action]) -> Action:  # noqa: ARG002
         return legal[self.rng.randrange(len(legal))]
 
 

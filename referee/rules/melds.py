@@ -285,6 +285,9 @@ class Arrangement(NamedTuple):
         return f"{' | '.join(parts)} = {self.deadwood}"
 
 
+_new_arrangement: Final = tuple.__new__  # NamedTuple construction without its Python frame
+
+
 def _meld_order(meld: Meld) -> tuple[int, int]:
     """Order of melds in an arrangement: sets by rank, then runs by suit and rank."""
     low = (meld.mask & -meld.mask).bit_length() - 1
@@ -340,24 +343,34 @@ def min_deadwood(cards: CardsLike) -> Arrangement:
     Raises:
         ValueError: the cards are not a valid card set.
     """
-    mask = cards.mask if isinstance(cards, CardSet) else to_mask(cards)
-    c = mask & LANE_MASK
-    d = mask >> LANE & LANE_MASK
-    h = mask >> 2 * LANE & LANE_MASK
-    s = mask >> 3 * LANE
-    ranks = (c & d & (h | s)) | (h & s & (c | d))
-    set_melds: tuple[Meld, ...] = ()
-    if ranks:
-        sets = _best_sets(mask, ranks)[1]
-        if sets:
-            set_melds = _split_sets(sets)
-            c, d, h, s = lanes(mask ^ sets)
+    mask = cards.mask if type(cards) is CardSet else to_mask(cards)
+    # Literal lane shifts (13, 26, 39) and mask (8191): this is the hot path of every bot.
+    c = mask & 8191
+    d = mask >> 13 & 8191
+    h = mask >> 26 & 8191
+    s = mask >> 39
     by_suit = _LANE_RUN_MELDS
-    melds = set_melds + by_suit[0][c] + by_suit[1][d] + by_suit[2][h] + by_suit[3][s]
+    if (c & d & (h | s)) | (h & s & (c | d)):
+        sets = _best_sets(mask, (c & d & (h | s)) | (h & s & (c | d)))[1]
+        if sets:
+            rest = mask ^ sets
+            c, d, h, s = rest & 8191, rest >> 13 & 8191, rest >> 26 & 8191, rest >> 39
+            melds = _split_sets(sets) + by_suit[0][c] + by_suit[1][d] + by_suit[2][h]
+            melds += by_suit[3][s]
+        else:
+            melds = by_suit[0][c] + by_suit[1][d] + by_suit[2][h] + by_suit[3][s]
+    else:
+        melds = by_suit[0][c] + by_suit[1][d] + by_suit[2][h] + by_suit[3][s]
     left = _LANE_LEFT
-    rest = left[c] | left[d] << LANE | left[h] << 2 * LANE | left[s] << 3 * LANE
     table = LANE_RUN_DEADWOOD
-    return Arrangement(melds, table[c] + table[d] + table[h] + table[s], rest)
+    return _new_arrangement(
+        Arrangement,
+        (
+            melds,
+            table[c] + table[d] + table[h] + table[s],
+            left[c] | left[d] << 13 | left[h] << 26 | left[s] << 39,
+        ),
+    )
 
 
 def best_discards(cards: CardsLike) -> tuple[int, tuple[Card, ...]]:

@@ -17,8 +17,14 @@ def test_notation_of_every_card_round_trips() -> None:
 
 def test_card_values_are_ace_low_and_pictures_ten() -> None:
     assert [Card.parse(text).value for text in ("Ah", "2h", "9h", "Th", "Jh", "Qh", "Kh")] == [
-        1, 2, 9, 10, 10, 10, 10,
-    ]  # fmt: skip
+        1,
+        2,
+        9,
+        10,
+        10,
+        10,
+        10,
+    ]
 
 
 def test_parse_accepts_lowercase_ranks_and_extra_spaces() -> None:

@@ -27,8 +27,10 @@ def test_meld_table_has_every_set_and_run() -> None:
     assert kinds.count(MeldKind.RUN) == 4 * sum(range(1, 12))
 
 
-@pytest.mark.parametrize("text", ["As 2s 3s", "Jd Qd Kd", "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh",
-                                  "7c 7d 7h", "7c 7d 7h 7s"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    ["As 2s 3s", "Jd Qd Kd", "Ah 2h 3h 4h 5h 6h 7h 8h 9h Th Jh Qh Kh", "7c 7d 7h", "7c 7d 7h 7s"],
+)
 def test_legal_melds(text: str) -> None:
     assert Meld.of(text).mask == parse_cards(text).mask
 
@@ -69,8 +71,7 @@ def test_long_run_splits_to_feed_a_set() -> None:
     # 3s..9s is one run; splitting 3s-5s / 7s-9s frees 6s for the six set.
     best = min_deadwood("3s 4s 5s 6s 7s 8s 9s 6c 6d Kh")
     assert best.deadwood == 10
-    assert sorted(melds_of("3s 4s 5s 6s 7s 8s 9s 6c 6d Kh")) == ["3s 4s 5s", "6c 6d 6s",
-                                                                 "7s 8s 9s"]  # fmt: skip
+    assert sorted(melds_of("3s 4s 5s 6s 7s 8s 9s 6c 6d Kh")) == ["3s 4s 5s", "6c 6d 6s", "7s 8s 9s"]
 
 
 def test_every_arrangement_accounts_for_all_cards() -> None:
@@ -145,8 +146,12 @@ def test_min_deadwood_equals_brute_force(cards: set[int]) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.sets(st.integers(0, 51), min_size=11, max_size=11),
-                 rich_hands.filter(lambda cards: len(cards) == 11)))  # fmt: skip
+@given(
+    st.one_of(
+        st.sets(st.integers(0, 51), min_size=11, max_size=11),
+        rich_hands.filter(lambda cards: len(cards) == 11),
+    )
+)
 def test_best_discards_equals_brute_force(cards: set[int]) -> None:
     mask = sum(1 << card for card in cards)
     values = {card: brute_deadwood(mask & ~(1 << card)) for card in cards}

@@ -8,9 +8,28 @@ import referee.rules
 
 RULES_DIR = Path(referee.rules.__file__).parent
 # Modules that do I/O, keep time or reach processes and the network.
-FORBIDDEN = {"os", "io", "time", "datetime", "socket", "subprocess", "threading", "asyncio",
-             "pathlib", "shutil", "tempfile", "logging", "signal", "select", "sys", "urllib",
-             "http", "sqlite3", "multiprocessing", "builtins"}  # fmt: skip
+FORBIDDEN = {
+    "os",
+    "io",
+    "time",
+    "datetime",
+    "socket",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "logging",
+    "signal",
+    "select",
+    "sys",
+    "urllib",
+    "http",
+    "sqlite3",
+    "multiprocessing",
+    "builtins",
+}
 
 
 def imported_roots(path: Path) -> set[str]:

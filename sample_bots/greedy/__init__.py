@@ -1,0 +1,1 @@
+"""The ``greedy`` sample bot."""

@@ -1,0 +1,27 @@
+"""random: plays a uniformly random legal action. The floor every bot should beat."""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Sequence
+
+from protocol.sdk import Bot
+from referee.rules import Action, Observation
+
+
+class RandomBot(Bot):
+    """A uniformly random legal action from its own generator."""
+
+    name = "random"
+    version = "1.0.0"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def decide(self, view: Observation, legal: Sequence[Action]) -> Action:  # noqa: ARG002
+        return legal[self.rng.randrange(len(legal))]
+
+
+if __name__ == "__main__":
+    sys.exit(RandomBot().run())

@@ -1,0 +1,1 @@
+"""The ``strong`` sample bot."""

@@ -1,7 +1,12 @@
 """The command line: the demo series and the deadwood helper."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 from typer.testing import CliRunner
 
+from protocol.manifest import load_manifest
 from tournaments.cli import app
 
 runner = CliRunner()
@@ -38,3 +43,38 @@ def test_deadwood_command_reports_bad_cards_without_a_traceback() -> None:
     assert result.exit_code == 2
     assert "appears twice" in result.output
     assert "Traceback" not in result.output
+
+
+def test_bot_new_writes_a_folder_whose_own_test_passes(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bot", "new", "my-first_bot", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "my-first_bot"
+    assert load_manifest(folder).name == "my-first_bot"
+    assert "class MyFirstBot(Bot)" in (folder / "bot.py").read_text()
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(folder)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "2 passed" in tests.stdout
+    lint = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "."],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert lint.returncode == 0, lint.stdout
+
+
+def test_bot_new_refuses_bad_names_and_existing_folders(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bot", "new", "Bad Name", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "bad bot name" in result.output
+    runner.invoke(app, ["bot", "new", "twice", "--dir", str(tmp_path)])
+    result = runner.invoke(app, ["bot", "new", "twice", "--dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "already exists" in result.output

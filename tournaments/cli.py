@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
+from protocol.template import create_bot_folder
 from referee.rules import (
     HandRecord,
     RuleParams,
@@ -27,6 +29,8 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console()
+bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
+app.add_typer(bot_app, name="bot")
 
 
 @app.command()
@@ -63,3 +67,18 @@ def deadwood(
         least, discards = best_discards(hand)
         names = " ".join(str(card) for card in discards)
         console.print(f"best discards: {names} (deadwood {least} after)")
+
+
+@bot_app.command("new")
+def bot_new(
+    name: Annotated[str, typer.Argument(help="The bot's name: lowercase, digits, '-' and '_'.")],
+    directory: Annotated[Path, typer.Option("--dir", help="Where to create the folder.")] = Path(),
+) -> None:
+    """Write a ready-to-run bot folder (manifest, code, a test) from the template."""
+    try:
+        folder = create_bot_folder(name, directory)
+    except ValueError as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(2) from None
+    console.print(f"created {folder}/ with bot.toml, bot.py and test_bot.py")
+    console.print(f"next: edit {folder / 'bot.py'}, then run: pytest {folder}")

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench proto clean
+.PHONY: demo test lint bench proto clean node-bot sandbox-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +17,39 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	touch $@
 
+# The Node.js sample bot's dependencies (npm ci, again only when its lock file changes). CI needs
+# node and npm (Node 20+); without them this fails loudly rather than skipping the Node tests.
+NODE_BOT_DIR   := sample_bots/node
+NODE_BOT_STAMP := $(NODE_BOT_DIR)/node_modules/.installed-stamp
+
+$(NODE_BOT_STAMP): $(NODE_BOT_DIR)/package-lock.json $(NODE_BOT_DIR)/package.json
+	@command -v node >/dev/null 2>&1 || { echo "make node-bot: 'node' not found: install Node.js 20+ (the Node sample bot and its tests need it)" >&2; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { echo "make node-bot: 'npm' not found: install npm (it comes with Node.js 20+)" >&2; exit 1; }
+	cd $(NODE_BOT_DIR) && npm ci --no-audit --no-fund
+	touch $@
+
+node-bot: $(NODE_BOT_STAMP)
+
+# System tools of the bot sandbox (referee/sandbox): bubblewrap and libseccomp. As root this installs
+# whichever is missing; otherwise it only says that the sandbox tests will skip the root-only layers.
+sandbox-deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  missing=""; \
+	  command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	  ls /usr/lib/*/libseccomp.so.2 /lib/*/libseccomp.so.2 >/dev/null 2>&1 || missing="$$missing libseccomp2"; \
+	  if [ -n "$$missing" ]; then \
+	    echo "make sandbox-deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  fi; \
+	else \
+	  echo "make sandbox-deps: not root: the sandbox tests will skip the layers that need root (per-bot users, cgroups)."; \
+	  command -v bwrap >/dev/null 2>&1 || echo "make sandbox-deps: bubblewrap is missing: as root, apt-get install bubblewrap"; \
+	fi
+
 demo: $(STAMP)
 	$(BIN)/gin demo
 
-test: $(STAMP)
+test: $(STAMP) node-bot sandbox-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

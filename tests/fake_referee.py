@@ -2,12 +2,15 @@
 
 A script is a generator function taking the bot's incoming messages (an iterator) and yielding
 the referee's messages; what the bot sent is recorded for the test to check.
+:func:`series_script` scripts a whole series against a real :class:`SeriesState`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -15,8 +18,25 @@ import grpc
 
 from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
-from protocol.convert import DECISION_KINDS, action_to_pb, observation_to_pb, params_to_pb
-from referee.rules import HandState, RuleParams, SeriesState, observation
+from protocol.convert import (
+    DECISION_KINDS,
+    action_from_pb,
+    action_to_pb,
+    hand_ended_to_pb,
+    observation_to_pb,
+    params_to_pb,
+    public_event_to_pb,
+    score_to_pb,
+)
+from referee.rules import (
+    HandRecord,
+    HandState,
+    RandomPolicy,
+    RuleParams,
+    SeriesResult,
+    SeriesState,
+    observation,
+)
 
 Script = Callable[[Iterator[pb.BotMessage]], Iterator[pb.RefereeMessage]]
 
@@ -95,3 +115,78 @@ def goodbye(
 ) -> pb.RefereeMessage:
     """A Goodbye."""
     return pb.RefereeMessage(goodbye=pb.Goodbye(reason=reason))
+
+
+@dataclass
+class SeriesLog:
+    """What a :func:`series_script` saw, for the test to check once the bot is done."""
+
+    sent_ids: list[int] = field(default_factory=list)
+    """The request ids the referee sent, in order."""
+    echoed_ids: list[int] = field(default_factory=list)
+    """The request ids of the bot's answers, in order."""
+    hands: list[HandRecord] = field(default_factory=list)
+    """Every finished hand."""
+    result: SeriesResult | None = None
+    """The series result, once the script has played the series to its end."""
+    said_goodbye: bool = False
+    """Whether the script got as far as its Goodbye."""
+
+
+def series_script(seed: int, request_ids: Iterable[int] | None = None) -> tuple[SeriesLog, Script]:
+    """A referee that plays a whole series: the bot in seat 0, a random policy in seat 1.
+
+    Every action of the bot goes through :meth:`SeriesState.apply`, so an illegal one raises
+    :class:`~referee.rules.IllegalActionError` in the script (and the series never finishes).
+    Requests are numbered from ``request_ids`` (by default 1007, 1014, 1021, ...).
+    """
+    log = SeriesLog()
+    ids = iter(request_ids if request_ids is not None else itertools.count(1007, 7))
+
+    def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
+        next(incoming)  # hello
+        yield welcome(seat=0)
+        series = SeriesState(seed)
+        opponent = RandomPolicy(seed)
+        while series.result is None:
+            seat = series.to_move
+            hands_before = len(series.finished)
+            if seat == 0:
+                request_id = next(ids)
+                log.sent_ids.append(request_id)
+                yield request(series, request_id)
+                answer = next(incoming)
+                log.echoed_ids.append(answer.action.request_id)
+                action = action_from_pb(answer.action)
+            else:
+                action = opponent(observation(series, 1), series.legal_actions())
+            series.apply(action)
+            if seat == 1 and series.hand.history:  # (a hand-ending action is in HandEnded)
+                event = public_event_to_pb(observation(series, 0).history[-1])
+                yield pb.RefereeMessage(event=pb.Event(opponent_action=event))
+            if len(series.finished) > hands_before:
+                record = series.finished[-1]
+                log.hands.append(record)
+                ended = hand_ended_to_pb(record.outcome, record.number, None, record.games)
+                ended.score.CopyFrom(
+                    score_to_pb(
+                        (series.score.totals(0), series.score.totals(1)), series.score.game_winners
+                    )
+                )
+                yield pb.RefereeMessage(event=pb.Event(hand_ended=ended))
+        result = series.result
+        log.result = result
+        yield pb.RefereeMessage(
+            event=pb.Event(
+                series_ended=pb.SeriesEnded(
+                    end=pb.SERIES_END_COMPLETE,
+                    winner=-1 if result.winner is None else result.winner,
+                    score=score_to_pb(result.totals, result.game_winners),
+                    hands=len(result.hands),
+                )
+            )
+        )
+        log.said_goodbye = True
+        yield goodbye()
+
+    return log, script

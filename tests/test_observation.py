@@ -11,6 +11,7 @@ from referee.rules import (
     PASS_UPCARD,
     Action,
     HandState,
+    Knock,
     Phase,
     SeriesState,
     observation,
@@ -24,7 +25,8 @@ def play_random(state: HandState, rng: random.Random, steps: int) -> list[Action
     for _ in range(steps):
         if state.is_over:
             break
-        legal = state.legal_actions()
+        # No knocks: a showdown reveals both hands, so nothing is hidden after one.
+        legal = [action for action in state.legal_actions() if not isinstance(action, Knock)]
         action = legal[rng.randrange(len(legal))]
         state.apply(action)
         actions.append(action)

@@ -6,25 +6,11 @@ from pathlib import Path
 import pytest
 
 from protocol import hollywood_gin_pb2 as pb
-from protocol.convert import (
-    action_from_pb,
-    hand_ended_to_pb,
-    public_event_to_pb,
-    score_to_pb,
-)
 from protocol.sdk import Bot, HandSummary, SdkError, SeriesInfo, SeriesSummary
-from referee.rules import (
-    Action,
-    Observation,
-    PublicEvent,
-    RandomPolicy,
-    SeriesState,
-    observation,
-    play_series,
-)
+from referee.rules import Action, Observation, PublicEvent, SeriesState, play_series
 from sample_bots.greedy.bot import GreedyBot
 from sample_bots.random.bot import RandomBot
-from tests.fake_referee import FakeReferee, Script, goodbye, request, welcome
+from tests.fake_referee import FakeReferee, Script, goodbye, request, series_script, welcome
 
 
 class RecordingBot(GreedyBot):
@@ -50,58 +36,8 @@ class RecordingBot(GreedyBot):
         self.summary = summary
 
 
-def series_script(seed: int) -> tuple[list[int], Script]:
-    """A referee that plays a whole series: the bot in seat 0, greedy in-process in seat 1."""
-    ids: list[int] = []
-
-    def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
-        next(incoming)  # hello
-        yield welcome(seat=0)
-        series = SeriesState(seed)
-        opponent = RandomPolicy(seed)
-        request_id = 1000
-        while series.result is None:
-            seat = series.to_move
-            hands_before = len(series.finished)
-            if seat == 0:
-                request_id += 7
-                yield request(series, request_id)
-                answer = next(incoming)
-                ids.append(answer.action.request_id)
-                action = action_from_pb(answer.action)
-            else:
-                action = opponent(observation(series, 1), series.legal_actions())
-            series.apply(action)
-            if seat == 1 and series.hand.history:  # (a hand-ending action is in HandEnded)
-                event = public_event_to_pb(observation(series, 0).history[-1])
-                yield pb.RefereeMessage(event=pb.Event(opponent_action=event))
-            if len(series.finished) > hands_before:
-                record = series.finished[-1]
-                ended = hand_ended_to_pb(record.outcome, record.number, None, record.games)
-                ended.score.CopyFrom(
-                    score_to_pb(
-                        (series.score.totals(0), series.score.totals(1)), series.score.game_winners
-                    )
-                )
-                yield pb.RefereeMessage(event=pb.Event(hand_ended=ended))
-        result = series.result
-        yield pb.RefereeMessage(
-            event=pb.Event(
-                series_ended=pb.SeriesEnded(
-                    end=pb.SERIES_END_COMPLETE,
-                    winner=-1 if result.winner is None else result.winner,
-                    score=score_to_pb(result.totals, result.game_winners),
-                    hands=len(result.hands),
-                )
-            )
-        )
-        yield goodbye()
-
-    return ids, script
-
-
 def test_sdk_plays_a_whole_series_and_echoes_request_ids(tmp_path: Path) -> None:
-    ids, script = series_script(seed=5)
+    log, script = series_script(seed=5)
     bot = RecordingBot()
     with FakeReferee(tmp_path, script) as referee:
         assert bot.run(referee.address, "secret") == 0
@@ -112,6 +48,7 @@ def test_sdk_plays_a_whole_series_and_echoes_request_ids(tmp_path: Path) -> None
         "1.0.0",
         1,
     )
+    ids = log.echoed_ids
     assert ids == list(range(1007, 1007 + 7 * len(ids), 7))
     assert bot.info is not None
     assert bot.info.seat == 0

@@ -1,0 +1,66 @@
+"""Time control and fault policy: league settings, recorded in every match log."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from referee.faults import FaultKind
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """How long a bot may think. Defaults suit bots written in Python.
+
+    A decision's limit is ``move_time_ms`` plus whatever is left in the series' time bank plus
+    ``grace_ms`` for transport. Time over ``move_time_ms`` is taken from the bank.
+
+    >>> TimeControl().limit_ms(bank_left_ms=500)
+    1700.0
+    """
+
+    move_time_ms: int = 1000
+    grace_ms: int = 200
+    time_bank_ms: int = 10_000
+    startup_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        for name in ("move_time_ms", "grace_ms", "time_bank_ms", "startup_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"time control {name} cannot be negative")
+
+    def limit_ms(self, bank_left_ms: float) -> float:
+        """The most a decision may take, grace included."""
+        return float(self.move_time_ms + max(bank_left_ms, 0.0) + self.grace_ms)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPolicy:
+    """What follows a fault.
+
+    A timeout, an illegal action or a protocol violation costs a strike and the referee plays a
+    safe legal action instead; the ``strikes``-th strike forfeits the series. A crash or a
+    start-up failure forfeits at once (there is no bot left to ask). ``strikes=1`` forfeits on
+    the first fault of any kind.
+    """
+
+    strikes: int = 3
+
+    def __post_init__(self) -> None:
+        if self.strikes < 1:
+            raise ValueError("fault policy strikes must be at least 1")
+
+    def forfeits(self, kind: FaultKind, strikes_so_far: int) -> bool:
+        """Whether this fault (already counted in ``strikes_so_far``) ends the series."""
+        if kind in (FaultKind.CRASH, FaultKind.STARTUP_FAILURE):
+            return True
+        return strikes_so_far >= self.strikes
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)

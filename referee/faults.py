@@ -1,0 +1,98 @@
+"""Bot faults: distinct, typed, and carrying their evidence.
+
+A fault is data first (:class:`Fault`, logged and counted) and an exception second
+(:class:`BotFault` and its subclasses, raised by a seat and caught by the match).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class FaultKind(enum.Enum):
+    """What went wrong with a bot."""
+
+    TIMEOUT = "timeout"
+    """No answer within the decision's limit (move time, time bank and grace)."""
+    CRASH = "crash"
+    """The process exited or the stream closed during the series."""
+    ILLEGAL_ACTION = "illegal_action"
+    """An answer that is not a legal action."""
+    PROTOCOL_VIOLATION = "protocol_violation"
+    """A wrong request id, an unexpected, malformed or oversized message."""
+    STARTUP_FAILURE = "startup_failure"
+    """No correct hello within the start-up budget (never connected, bad token, bad version)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One recorded fault with its evidence."""
+
+    seat: int
+    kind: FaultKind
+    detail: str
+    request_id: int = 0
+    elapsed_ms: float = 0.0
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """What was asked, what came back, the bot's stderr tail (capped), exit status."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form for the match log."""
+        return {
+            "seat": self.seat,
+            "kind": self.kind.value,
+            "detail": self.detail,
+            "request_id": self.request_id,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "evidence": self.evidence,
+        }
+
+
+class BotFault(Exception):
+    """A bot did something the referee cannot accept; ``fault`` says what."""
+
+    kind: FaultKind = FaultKind.PROTOCOL_VIOLATION
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        seat: int = -1,
+        request_id: int = 0,
+        elapsed_ms: float = 0.0,
+        evidence: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.fault = Fault(seat, self.kind, detail, request_id, elapsed_ms, evidence or {})
+
+
+class BotTimeout(BotFault):
+    """No answer in time."""
+
+    kind = FaultKind.TIMEOUT
+
+
+class BotCrashed(BotFault):
+    """The bot's process exited or its stream closed."""
+
+    kind = FaultKind.CRASH
+
+
+class IllegalAction(BotFault):
+    """The bot answered with an action the rules do not allow now."""
+
+    kind = FaultKind.ILLEGAL_ACTION
+
+
+class BotProtocolError(BotFault):
+    """The bot broke the protocol."""
+
+    kind = FaultKind.PROTOCOL_VIOLATION
+
+
+class StartupFailure(BotFault):
+    """The bot did not start correctly."""
+
+    kind = FaultKind.STARTUP_FAILURE

@@ -1,0 +1,410 @@
+"""One match: a whole Hollywood series between two seats. The only place rules and seats meet.
+
+The referee holds the full state; each seat gets only its observation. Every answer is checked
+against the rules before anything is applied; a fault is recorded with its evidence, and the
+fault policy decides between a strike (the referee plays a safe legal action instead) and a
+forfeit. Every step goes to the match log as it happens.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from referee.control import FaultPolicy, TimeControl
+from referee.faults import BotFault, BotTimeout, Fault, FaultKind, IllegalAction, StartupFailure
+from referee.matchlog import LOG_FORMAT, MatchLog, NullLog, action_to_dict, seed_commitment
+from referee.rules import (
+    DRAW_STOCK,
+    PASS_UPCARD,
+    Action,
+    Discard,
+    DrawStock,
+    HandRecord,
+    IllegalActionError,
+    Phase,
+    PublicEvent,
+    RuleParams,
+    SeriesResult,
+    SeriesState,
+    deck_commitment,
+    observation,
+    shuffled_deck,
+)
+from referee.rules.cards import CARD_VALUES
+from referee.rules.melds import deadwood_of_mask
+from referee.seats import (
+    BotIdentity,
+    Decision,
+    FaultNoticed,
+    HandEnded,
+    HandStarted,
+    OpponentActed,
+    Seat,
+    SeriesEnded,
+    Welcome,
+)
+
+FORFEIT = "forfeit"
+CLOSE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """Everything that defines a match besides its seats."""
+
+    match_id: str
+    seed: int
+    params: RuleParams = field(default_factory=RuleParams)
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    sandbox: tuple[str, ...] = ()
+    """The sandbox layers in force, for the log."""
+
+
+@dataclass(slots=True)
+class SeatStats:
+    """Per-seat counters of one match."""
+
+    decisions: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    strikes: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        mean = self.total_ms / self.decisions if self.decisions else 0.0
+        return {
+            "decisions": self.decisions,
+            "mean_ms": round(mean, 3),
+            "max_ms": round(self.max_ms, 3),
+            "strikes": self.strikes,
+            "faults": dict(self.faults),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """How a match ended."""
+
+    match_id: str
+    seed: int
+    winner: int | None
+    end: str
+    """``complete``, ``decided`` or ``hand_cap`` (a series end), or ``forfeit``."""
+    forfeited: tuple[int, ...]
+    totals: tuple[tuple[int, ...], tuple[int, ...]]
+    game_winners: tuple[int | None, ...]
+    hands: int
+    faults: tuple[Fault, ...]
+    stats: tuple[dict[str, Any], dict[str, Any]]
+    identities: tuple[BotIdentity | None, BotIdentity | None]
+    series: SeriesResult | None
+    hand_records: tuple[HandRecord, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (the final log record)."""
+        return {
+            "match_id": self.match_id,
+            "winner": self.winner,
+            "end": self.end,
+            "forfeited": list(self.forfeited),
+            "totals": [list(seat) for seat in self.totals],
+            "game_winners": list(self.game_winners),
+            "hands": self.hands,
+            "faults": [fault.to_dict() for fault in self.faults],
+            "stats": list(self.stats),
+        }
+
+
+def safe_action(series: SeriesState) -> Action:
+    """The action the referee plays for a seat at fault: never a knock, always legal.
+
+    Pass the upcard; draw from the stock; discard the card that leaves the least deadwood (the
+    highest card, then the lowest card number, on ties).
+    """
+    hand = series.hand
+    if hand.phase is Phase.UPCARD:
+        return PASS_UPCARD
+    if hand.phase is Phase.DRAW:
+        return DRAW_STOCK
+    mask = hand.hands[hand.to_move].mask
+    discards = [action for action in hand.legal_actions() if isinstance(action, Discard)]
+    return min(
+        discards,
+        key=lambda action: (
+            deadwood_of_mask(mask & ~(1 << action.card)),
+            -CARD_VALUES[action.card],
+            int(action.card),
+        ),
+    )
+
+
+def _public(seat: int, event_seat: int, action: Action, card: Any) -> PublicEvent:
+    hidden = event_seat != seat and isinstance(action, DrawStock)
+    return PublicEvent(event_seat, action, None if hidden else card)
+
+
+class Match:
+    """Plays one series between two seats; use :func:`play_match`."""
+
+    def __init__(self, seats: tuple[Seat, Seat], config: MatchConfig,
+                 log: MatchLog | NullLog) -> None:  # fmt: skip
+        self.seats = seats
+        self.config = config
+        self.log = log
+        self.series = SeriesState(config.seed, config.params)
+        self.stats = (SeatStats(), SeatStats())
+        self.banks = [float(config.time_control.time_bank_ms)] * 2
+        self.faults: list[Fault] = []
+        self.forfeited: list[int] = []
+        self.identities: list[BotIdentity | None] = [None, None]
+        self.request_id = 0
+        self.announced = -1
+
+    async def run(self) -> MatchResult:
+        """Connect, play the series to its end (or a forfeit), close both seats."""
+        try:
+            await self._connect_all()
+            self._log_header()
+            if not self.forfeited:
+                await self._welcome_all()
+                while self.series.result is None and not self.forfeited:
+                    await self._turn()
+            result = self._result()
+            self._finish(result)
+            return result
+        finally:
+            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT_S * 2):
+                async with trio.open_nursery() as nursery:
+                    for seat in self.seats:
+                        nursery.start_soon(seat.close, "series over")
+
+    # --- start -------------------------------------------------------------------------------
+
+    async def _connect_all(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for index in (0, 1):
+                nursery.start_soon(self._connect, index)
+
+    async def _connect(self, index: int) -> None:
+        budget = self.config.time_control.startup_ms / 1000
+        started = trio.current_time()
+        try:
+            with trio.fail_after(budget):
+                self.identities[index] = await self.seats[index].connect(index)
+        except trio.TooSlowError:
+            self._record(StartupFailure(
+                f"no hello within the start-up budget of {budget:g} s", seat=index,
+                elapsed_ms=(trio.current_time() - started) * 1000,
+                evidence=self.seats[index].diagnostics(),
+            ).fault)  # fmt: skip
+        except BotFault as error:
+            fault = error.fault
+            if fault.kind is not FaultKind.STARTUP_FAILURE:
+                error = StartupFailure(fault.detail, evidence=fault.evidence)
+            self._record(_with_seat(error.fault, index))
+
+    async def _welcome_all(self) -> None:
+        for index in (0, 1):
+            opponent = self.identities[1 - index]
+            assert opponent is not None
+            await self.seats[index].welcome(Welcome(
+                index, self.config.params, self.config.time_control, opponent,
+                self.config.match_id,
+            ))  # fmt: skip
+
+    def _log_header(self) -> None:
+        self.log.write(
+            "header",
+            format=LOG_FORMAT,
+            match_id=self.config.match_id,
+            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            rules=self.config.params.to_dict(),
+            seed_commitment=seed_commitment(self.config.seed),
+            first_dealer=self.series.first_dealer,
+            time_control=self.config.time_control.to_dict(),
+            fault_policy=self.config.fault_policy.to_dict(),
+            sandbox=list(self.config.sandbox),
+            seats=[_identity_dict(identity) for identity in self.identities],
+        )
+
+    # --- play ----------------------------------------------------------------------------------
+
+    async def _turn(self) -> None:
+        series = self.series
+        if series.hand_number != self.announced:
+            self._announce_hand()
+        seat = series.to_move
+        legal = series.legal_actions()
+        request_id = 0
+        if len(legal) == 1:
+            action = legal[0]
+        else:
+            asked = await self._ask(seat, legal)
+            if asked is None:
+                return
+            request_id, action = asked
+        hands_before = len(series.finished)
+        event = series.apply(action)
+        self.log.write("action", seat=seat, request=request_id,
+                       action=action_to_dict(action, hide_card=False))  # fmt: skip
+        opponent = 1 - seat
+        self.seats[opponent].notify(OpponentActed(_public(opponent, seat, action, event.card)))
+        if len(series.finished) > hands_before:
+            self._hand_ended(series.finished[-1], event.card)
+
+    def _announce_hand(self) -> None:
+        hand = self.series.hand
+        self.announced = self.series.hand_number
+        commitment = deck_commitment(hand.deck)
+        self.log.write("hand_start", hand=self.series.hand_number, dealer=hand.dealer,
+                       commitment=commitment)  # fmt: skip
+        upcard = hand.discard_pile[-1]
+        for index in (0, 1):
+            self.seats[index].notify(HandStarted(
+                self.series.hand_number, hand.dealer, hand.hands[index], upcard, commitment,
+            ))  # fmt: skip
+
+    def _hand_ended(self, record: HandRecord, discard: Any) -> None:
+        outcome = record.outcome
+        score = self.series.score
+        totals = (score.totals(0), score.totals(1))
+        deck = shuffled_deck(self.config.seed, record.number)
+        self.log.write(
+            "hand_end", hand=record.number, end=outcome.end.value, winner=outcome.winner,
+            points=outcome.points, knocker=outcome.knocker, games=list(record.games),
+            knocker_layout=None if outcome.knocker_layout is None else str(outcome.knocker_layout),
+            defender_layout=(None if outcome.defender_layout is None
+                             else str(outcome.defender_layout)),
+            totals=[list(seat) for seat in totals], turns=outcome.turns,
+            deck=[str(card) for card in deck],
+        )  # fmt: skip
+        for seat in self.seats:
+            seat.notify(HandEnded(record, discard if outcome.knocker is not None else None,
+                                  totals, score.game_winners))  # fmt: skip
+
+    async def _ask(self, seat: int, legal: list[Action]) -> tuple[int, Action] | None:
+        """Ask ``seat`` for an action; on a fault, strike and substitute, or forfeit."""
+        self.request_id += 1
+        request_id = self.request_id
+        control = self.config.time_control
+        bank = self.banks[seat]
+        limit_ms = control.limit_ms(bank)
+        decision = Decision(request_id, observation(self.series, seat), tuple(legal),
+                            control.move_time_ms + bank, bank, limit_ms)  # fmt: skip
+        self.log.write("request", id=request_id, seat=seat, phase=decision.view.phase.value,
+                       legal=len(legal), limit_ms=round(limit_ms, 3))  # fmt: skip
+        started = trio.current_time()
+        fault: BotFault | None = None
+        action: Action | None = None
+        try:
+            with trio.fail_after(limit_ms / 1000):
+                action = await self.seats[seat].decide(decision)
+        except trio.TooSlowError:
+            fault = BotTimeout(f"no answer within {limit_ms:.0f} ms")
+        except BotFault as error:
+            fault = error
+        elapsed_ms = (trio.current_time() - started) * 1000
+        self._charge(seat, elapsed_ms)
+        if fault is None and action is not None:
+            fault = self._check(action)
+        if fault is None and action is not None:
+            return request_id, action
+        assert fault is not None
+        evidence = {**fault.fault.evidence, **self.seats[seat].diagnostics()}
+        if action is not None:
+            evidence["answer"] = action_to_dict(action)
+        recorded = Fault(seat, fault.kind, fault.fault.detail, request_id, elapsed_ms, evidence)
+        if self._record(recorded):
+            return None
+        return request_id, safe_action(self.series)
+
+    def _check(self, action: Action) -> BotFault | None:
+        try:
+            self.series.hand.verify(action)
+        except IllegalActionError as error:
+            return IllegalAction(str(error))
+        return None
+
+    def _charge(self, seat: int, elapsed_ms: float) -> None:
+        over = elapsed_ms - self.config.time_control.move_time_ms
+        if over > 0:
+            self.banks[seat] = max(0.0, self.banks[seat] - over)
+        stats = self.stats[seat]
+        stats.decisions += 1
+        stats.total_ms += elapsed_ms
+        stats.max_ms = max(stats.max_ms, elapsed_ms)
+
+    def _record(self, fault: Fault) -> bool:
+        """Log and count a fault; True when it forfeits the series."""
+        stats = self.stats[fault.seat]
+        stats.strikes += 1
+        stats.faults[fault.kind.value] += 1
+        forfeits = self.config.fault_policy.forfeits(fault.kind, stats.strikes)
+        self.faults.append(fault)
+        if forfeits and fault.seat not in self.forfeited:
+            self.forfeited.append(fault.seat)
+        self.log.write("fault", **fault.to_dict(), strikes=stats.strikes, forfeited=forfeits)
+        for seat in self.seats:
+            seat.notify(FaultNoticed(fault, forfeits))
+        return forfeits
+
+    # --- end -----------------------------------------------------------------------------------
+
+    def _result(self) -> MatchResult:
+        series = self.series.result
+        score = self.series.score
+        if self.forfeited:
+            alive = [seat for seat in (0, 1) if seat not in self.forfeited]
+            winner, end = (alive[0] if len(alive) == 1 else None), FORFEIT
+        else:
+            assert series is not None
+            winner, end = series.winner, series.end.value
+        return MatchResult(
+            match_id=self.config.match_id,
+            seed=self.config.seed,
+            winner=winner,
+            end=end,
+            forfeited=tuple(sorted(self.forfeited)),
+            totals=(score.totals(0), score.totals(1)),
+            game_winners=score.game_winners,
+            hands=len(self.series.finished),
+            faults=tuple(self.faults),
+            stats=(self.stats[0].to_dict(), self.stats[1].to_dict()),
+            identities=(self.identities[0], self.identities[1]),
+            series=series,
+            hand_records=tuple(self.series.finished),
+        )
+
+    def _finish(self, result: MatchResult) -> None:
+        self.log.write("result", **result.to_dict(), seed=self.config.seed)
+        for seat in self.seats:
+            seat.notify(SeriesEnded(result.end, result.winner, result.totals,
+                                    result.game_winners, result.hands))  # fmt: skip
+
+
+def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:
+    if identity is None:
+        return None
+    return {"name": identity.name, "version": identity.version, "code_hash": identity.code_hash}
+
+
+def _with_seat(fault: Fault, seat: int) -> Fault:
+    return Fault(seat, fault.kind, fault.detail, fault.request_id, fault.elapsed_ms,
+                 fault.evidence)  # fmt: skip
+
+
+async def play_match(
+    seats: tuple[Seat, Seat], config: MatchConfig, log: MatchLog | NullLog | None = None
+) -> MatchResult:
+    """Play one series between two seats under ``config``; returns the result.
+
+    Never raises for a bot's misbehaviour: that is a fault in the result.
+    """
+    return await Match(seats, config, log or NullLog()).run()

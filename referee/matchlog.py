@@ -1,0 +1,166 @@
+"""Match logs: one JSON object per line, written and flushed as the series goes.
+
+A log never holds a secret a bot could use while the series is on: the header commits to the
+seed (its SHA-256) and each hand record to its deck, the deck order is revealed when its hand
+has ended, and the seed in the final record. A stock draw is logged without its card (the deck
+reveal gives it). So a log read mid-series tells nothing a seat could not see, and a finished
+log lets anyone re-deal and check every hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Final
+
+from referee.rules import (
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    PASS_UPCARD,
+    TAKE_UPCARD,
+    Action,
+    Card,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    Knock,
+    PassUpcard,
+    TakeUpcard,
+    format_cards,
+    parse_cards,
+)
+
+LOG_FORMAT: Final = 1
+"""Version of the record layout; a reader refuses versions it does not know."""
+
+
+def seed_commitment(seed: int) -> str:
+    """SHA-256 hex of the seed's decimal text.
+
+    >>> seed_commitment(7) == hashlib.sha256(b"7").hexdigest()
+    True
+    """
+    return hashlib.sha256(str(seed).encode()).hexdigest()
+
+
+def action_to_dict(action: Action, *, hide_card: bool = False) -> dict[str, Any]:
+    """An action as a log record field.
+
+    >>> action_to_dict(Knock(parse_cards("Kd").__iter__().__next__()))
+    {'kind': 'knock', 'card': 'Kd'}
+    """
+    if isinstance(action, TakeUpcard):
+        return {"kind": "take_upcard"}
+    if isinstance(action, PassUpcard):
+        return {"kind": "pass_upcard"}
+    if isinstance(action, DrawStock):
+        return {"kind": "draw_stock"}
+    if isinstance(action, DrawDiscard):
+        return {"kind": "draw_discard"}
+    if isinstance(action, Discard):
+        return {"kind": "discard"} if hide_card else {"kind": "discard", "card": str(action.card)}
+    record: dict[str, Any] = {"kind": "knock", "card": str(action.card)}
+    if action.melds is not None:
+        record["melds"] = [format_cards(meld) for meld in action.melds]
+    return record
+
+
+def action_from_dict(record: dict[str, Any]) -> Action:
+    """Read an action written by :func:`action_to_dict`.
+
+    Raises:
+        ValueError: an unknown kind or a bad card.
+    """
+    kind = record.get("kind")
+    simple: dict[str, Action] = {
+        "take_upcard": TAKE_UPCARD,
+        "pass_upcard": PASS_UPCARD,
+        "draw_stock": DRAW_STOCK,
+        "draw_discard": DRAW_DISCARD,
+    }
+    if kind in simple:
+        return simple[kind]
+    card = Card.parse(str(record.get("card", "")))
+    if kind == "discard":
+        return Discard(card)
+    if kind == "knock":
+        melds = record.get("melds")
+        if melds is None:
+            return Knock(card)
+        return Knock(card, tuple(parse_cards(text) for text in melds))
+    raise ValueError(f"unknown action kind {kind!r}")
+
+
+class MatchLog:
+    """Appends records to a JSON Lines file, flushing each one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = path.open("x", encoding="utf-8")
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        """Append one record of type ``record_type``."""
+        if self._file is None:
+            raise ValueError(f"match log {self.path} is closed")
+        line = json.dumps({"type": record_type, **fields}, separators=(",", ":"))
+        self._file.write(line + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Flush to disk and close (idempotent)."""
+        if self._file is not None:
+            self._file.flush()
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> MatchLog:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class NullLog:
+    """A log that keeps nothing (simulations, benchmarks)."""
+
+    path = None
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        """Drop the record."""
+
+    def close(self) -> None:
+        """Nothing to close."""
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record of a log, in order.
+
+    Raises:
+        ValueError: a line is not a JSON object (the message gives the line number), or the
+            log's format version is unknown.
+    """
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not a JSON record ({error.msg})") from None
+            if not isinstance(record, dict) or "type" not in record:
+                raise ValueError(f"{path}:{number}: a record must be an object with a 'type'")
+            records.append(record)
+    if records and records[0].get("type") == "header":
+        version = records[0].get("format")
+        if version != LOG_FORMAT:
+            raise ValueError(
+                f"{path}: log format {version!r} is not known (this reads {LOG_FORMAT})"
+            )
+    return records

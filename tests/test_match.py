@@ -1,0 +1,189 @@
+"""The match loop with in-process seats: results, faults, strikes, forfeits, the log."""
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from referee.control import FaultPolicy, TimeControl
+from referee.faults import BotCrashed, BotProtocolError, FaultKind
+from referee.match import MatchConfig, MatchResult, play_match, safe_action
+from referee.matchlog import MatchLog, read_records, seed_commitment
+from referee.rules import (
+    Action,
+    Discard,
+    Knock,
+    Observation,
+    Phase,
+    RandomPolicy,
+    SeriesState,
+    greedy_policy,
+    patient_policy,
+    play_series,
+)
+from referee.seats import Decision, HandEnded, InProcessSeat, OpponentActed, SeriesEnded
+
+
+def run(seats: tuple[InProcessSeat, InProcessSeat], config: MatchConfig,
+        log: MatchLog | None = None) -> MatchResult:  # fmt: skip
+    async def main() -> MatchResult:
+        return await play_match(seats, config, log)
+
+    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_in_process_match_equals_play_series() -> None:
+    config = MatchConfig("m1", seed=21)
+    result = run((InProcessSeat(greedy_policy), InProcessSeat(patient_policy)), config)
+    expected = play_series(greedy_policy, patient_policy, seed=21)
+    assert result.end == expected.end.value
+    assert result.winner == expected.winner
+    assert result.totals == expected.totals
+    assert result.faults == ()
+    assert result.forfeited == ()
+
+
+def test_seats_hear_events_and_only_the_public_ones() -> None:
+    first, second = InProcessSeat(greedy_policy), InProcessSeat(greedy_policy)
+    result = run((first, second), MatchConfig("m2", seed=3))
+    ended = [event for event in first.events if isinstance(event, HandEnded)]
+    assert len(ended) == result.hands
+    assert isinstance(first.events[-1], SeriesEnded)
+    for event in first.events:
+        if isinstance(event, OpponentActed):
+            assert event.event.seat == 1
+            if type(event.event.action).__name__ == "DrawStock":
+                assert event.event.card is None
+    assert first.closed
+    assert second.closed
+
+
+class Illegal:
+    """Discards a card it does not hold, every time."""
+
+    def __call__(self, view: Observation, legal: Sequence[Action]) -> Action:
+        if view.phase is Phase.DISCARD:
+            missing = next(card for card in range(52) if card not in view.hand)
+            return Discard(missing)  # type: ignore[arg-type]
+        return legal[0]
+
+
+def test_illegal_actions_strike_then_forfeit(tmp_path: Path) -> None:
+    config = MatchConfig("m3", seed=5, fault_policy=FaultPolicy(strikes=3))
+    with MatchLog(tmp_path / "m3.jsonl") as log:
+        result = run((InProcessSeat(Illegal()), InProcessSeat(greedy_policy)), config, log)
+    assert result.end == "forfeit"
+    assert result.forfeited == (0,)
+    assert result.winner == 1
+    assert [fault.kind for fault in result.faults] == [FaultKind.ILLEGAL_ACTION] * 3
+    assert "is not in seat 0's hand" in result.faults[0].detail
+    assert result.faults[0].evidence["answer"]["kind"] == "discard"
+    records = read_records(tmp_path / "m3.jsonl")
+    kinds = [record["type"] for record in records]
+    assert kinds[0] == "header"
+    assert kinds[-1] == "result"
+    assert kinds.count("fault") == 3
+    assert records[-1]["forfeited"] == [0]
+
+
+class Slow:
+    """Thinks for ``seconds`` (on the mock clock) before answering."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    async def decide(self, decision: Decision) -> Action:
+        await trio.sleep(self.seconds)
+        return greedy_policy(decision.view, decision.legal)
+
+
+class SlowSeat(InProcessSeat):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(greedy_policy, "slow")
+        self.slow = Slow(seconds)
+
+    async def decide(self, decision: Decision) -> Action:
+        return await self.slow.decide(decision)
+
+
+def test_time_bank_absorbs_then_timeouts_strike() -> None:
+    control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=300)
+    config = MatchConfig("m4", seed=9, time_control=control, fault_policy=FaultPolicy(strikes=2))
+    result = run((SlowSeat(0.25), InProcessSeat(greedy_policy)), config)
+    # Each answer takes 250 ms: 150 over the move time. The bank (300) pays twice; then the
+    # limit is 110 ms and the third and fourth answers time out: the second strike forfeits.
+    assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT, FaultKind.TIMEOUT]
+    assert result.faults[0].elapsed_ms == pytest.approx(110, abs=1)
+    assert result.forfeited == (0,)
+    assert result.stats[0]["decisions"] == 4
+
+
+def test_answers_within_the_move_time_never_touch_the_bank() -> None:
+    control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=0)
+    config = MatchConfig("m5", seed=9, time_control=control)
+    result = run((SlowSeat(0.09), InProcessSeat(greedy_policy)), config)
+    assert result.faults == ()
+    assert result.end == "complete"
+
+
+class FaultySeat(InProcessSeat):
+    def __init__(self, error: Exception) -> None:
+        super().__init__(greedy_policy, "faulty")
+        self.error = error
+
+    async def decide(self, decision: Decision) -> Action:
+        raise self.error
+
+
+def test_crash_forfeits_at_once() -> None:
+    result = run((InProcessSeat(greedy_policy), FaultySeat(BotCrashed("exit 3"))),
+                 MatchConfig("m6", seed=1))  # fmt: skip
+    assert result.forfeited == (1,)
+    assert result.winner == 0
+    assert [fault.kind for fault in result.faults] == [FaultKind.CRASH]
+
+
+def test_protocol_violation_is_a_strike_with_a_substitute() -> None:
+    policy = FaultPolicy(strikes=1000)
+    result = run((InProcessSeat(greedy_policy), FaultySeat(BotProtocolError("wrong id"))),
+                 MatchConfig("m7", seed=1, fault_policy=policy))  # fmt: skip
+    assert result.forfeited == ()
+    assert result.end == "complete"
+    assert result.winner == 0
+    assert all(fault.kind is FaultKind.PROTOCOL_VIOLATION for fault in result.faults)
+
+
+def test_safe_action_is_legal_and_never_a_knock() -> None:
+    series = SeriesState(seed=4)
+    rng = RandomPolicy(2)
+    for _ in range(300):
+        if series.result is not None:
+            break
+        action = safe_action(series)
+        assert not isinstance(action, Knock)
+        series.hand.verify(action)
+        series.apply(rng(None, series.legal_actions()))  # type: ignore[arg-type]
+
+
+def test_log_never_holds_the_seed_or_a_live_deck_before_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "m8.jsonl"
+    with MatchLog(path) as log:
+        run((InProcessSeat(greedy_policy), InProcessSeat(greedy_policy)),
+            MatchConfig("m8", seed=123456789), log)  # fmt: skip
+    records = read_records(path)
+    header = records[0]
+    assert header["seed_commitment"] == seed_commitment(123456789)
+    assert "seed" not in header
+    assert records[-1]["seed"] == 123456789
+    text = path.read_text().splitlines()
+    assert all("123456789" not in line for line in text[:-1])
+    # Each deck is revealed only in its hand's end record, after the hand's start record.
+    starts = {r["hand"]: i for i, r in enumerate(records) if r["type"] == "hand_start"}
+    ends = {r["hand"]: i for i, r in enumerate(records) if r["type"] == "hand_end"}
+    assert starts.keys() == ends.keys()
+    assert all(starts[hand] < ends[hand] for hand in starts)
+    for record in records:
+        if record["type"] == "action" and record["action"]["kind"] == "draw_stock":
+            assert "card" not in record["action"]

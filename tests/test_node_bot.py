@@ -1,0 +1,130 @@
+"""The Node.js sample bot (sample_bots/node) plays a whole series over the real gRPC contract.
+
+The bot runs as a real ``node`` subprocess against the scripted fake referee, so the only thing
+it shares with this code base is hollywood_gin.proto: the contract is language-neutral. Every
+action it sends goes through ``SeriesState.apply``, which raises on an illegal one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from protocol import hollywood_gin_pb2 as pb
+from referee.rules import SeriesState
+from tests.fake_referee import FakeReferee, request, series_script, welcome
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT_DIR = ROOT / "sample_bots" / "node"
+SERIES_TIMEOUT_S = 120.0
+# Above 2**53, so a bot that read request_id as a JavaScript number would echo it wrongly.
+BIG_IDS = (2**53 + 1, 2**64 - 1)
+
+
+def node_or_skip() -> str:
+    """The path of ``node``, or skip the test when it is not installed (CI has it)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed: the Node.js sample bot needs Node 20+ (make node-bot)")
+    if not (BOT_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        pytest.fail("sample_bots/node/node_modules is missing: run `make node-bot` (npm ci)")
+    return node
+
+
+def run_node_bot(node: str, environment: dict[str, str]) -> tuple[int, str, str]:
+    """Run the bot until it exits; ``(exit code, stdout, stderr)``.
+
+    It gets its own process group (session), killed whatever happens.
+    """
+    env = {**environment, "PATH": os.environ.get("PATH", "")}
+    process = subprocess.Popen(
+        [node, "bot.js"],
+        cwd=BOT_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=SERIES_TIMEOUT_S)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # (already gone, the whole group)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    return process.returncode, out, err
+
+
+def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:
+    node = node_or_skip()
+    manifest = tomllib.loads((BOT_DIR / "bot.toml").read_text())
+    assert manifest["command"] == ["node", "bot.js"]
+    request_ids = iter((*BIG_IDS, *range(1007, 1_000_000, 7)))
+    log, script = series_script(seed=5, request_ids=request_ids)
+    with FakeReferee(tmp_path, script) as referee:
+        started = time.monotonic()
+        code, out, err = run_node_bot(
+            node, {"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"}
+        )
+        elapsed = time.monotonic() - started
+        hello = referee.received[0].hello if referee.received else None
+    assert code == 0, f"the node bot exited {code}:\n{err}"
+    assert out == ""
+    assert log.result is not None, f"the series did not finish:\n{err}"
+    assert log.said_goodbye
+    assert hello is not None
+    assert (hello.token, hello.name, hello.version, hello.protocol_version) == (
+        "secret-token",
+        manifest["name"],
+        manifest["version"],
+        1,
+    )
+    assert hello.name == "node-greedy"
+    assert log.sent_ids[:2] == list(BIG_IDS)
+    assert log.echoed_ids == log.sent_ids
+    assert len(log.hands) == len(log.result.hands) > 0
+    knocks = [hand for hand in log.hands if hand.outcome.knocker == 0]
+    assert knocks, "the node bot never knocked"
+    print(f"node series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")
+
+
+def test_node_bot_errors_go_to_stderr_with_the_request(tmp_path: Path) -> None:
+    node = node_or_skip()
+
+    def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
+        next(incoming)
+        yield welcome()
+        message = request(SeriesState(1), 42)
+        message.request.observation.hand.append("Zz")
+        yield message
+        next(incoming, None)
+
+    with FakeReferee(tmp_path, script) as referee:
+        code, out, err = run_node_bot(node, {"GIN_REFEREE": referee.address, "GIN_TOKEN": "t"})
+    assert code == 1
+    assert out == ""
+    assert "error on request 42" in err
+    assert 'not a card: "Zz"' in err
+
+
+def test_node_bot_fails_loudly_without_the_environment() -> None:
+    node = node_or_skip()
+    code, out, err = run_node_bot(node, {})
+    assert code == 1
+    assert out == ""
+    assert "GIN_REFEREE and GIN_TOKEN must be set" in err
+
+
+def test_node_bot_proto_is_the_contract() -> None:
+    copy = (BOT_DIR / "hollywood_gin.proto").read_bytes()
+    assert copy == (ROOT / "protocol" / "hollywood_gin.proto").read_bytes()

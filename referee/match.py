@@ -17,7 +17,7 @@ import trio
 
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotFault, BotTimeout, Fault, FaultKind, IllegalAction, StartupFailure
-from referee.matchlog import LOG_FORMAT, MatchLog, NullLog, action_to_dict, seed_commitment
+from referee.matchlog import LOG_FORMAT, LogWriter, NullLog, action_to_dict, seed_commitment
 from referee.rules import (
     DRAW_STOCK,
     PASS_UPCARD,
@@ -153,8 +153,7 @@ def _public(seat: int, event_seat: int, action: Action, card: Any) -> PublicEven
 class Match:
     """Plays one series between two seats; use :func:`play_match`."""
 
-    def __init__(self, seats: tuple[Seat, Seat], config: MatchConfig,
-                 log: MatchLog | NullLog) -> None:  # fmt: skip
+    def __init__(self, seats: tuple[Seat, Seat], config: MatchConfig, log: LogWriter) -> None:
         self.seats = seats
         self.config = config
         self.log = log
@@ -166,12 +165,16 @@ class Match:
         self.identities: list[BotIdentity | None] = [None, None]
         self.request_id = 0
         self.announced = -1
+        self.startup_faults: list[Fault] = []
+        """Faults of the start, recorded once the header is written."""
 
     async def run(self) -> MatchResult:
         """Connect, play the series to its end (or a forfeit), close both seats."""
         try:
             await self._connect_all()
             self._log_header()
+            for fault in self.startup_faults:
+                self._record(fault)
             if not self.forfeited:
                 await self._welcome_all()
                 while self.series.result is None and not self.forfeited:
@@ -199,25 +202,33 @@ class Match:
             with trio.fail_after(budget):
                 self.identities[index] = await self.seats[index].connect(index)
         except trio.TooSlowError:
-            self._record(StartupFailure(
-                f"no hello within the start-up budget of {budget:g} s", seat=index,
-                elapsed_ms=(trio.current_time() - started) * 1000,
-                evidence=self.seats[index].diagnostics(),
-            ).fault)  # fmt: skip
+            self.startup_faults.append(
+                StartupFailure(
+                    f"no hello within the start-up budget of {budget:g} s",
+                    seat=index,
+                    elapsed_ms=(trio.current_time() - started) * 1000,
+                    evidence=self.seats[index].diagnostics(),
+                ).fault
+            )
         except BotFault as error:
             fault = error.fault
             if fault.kind is not FaultKind.STARTUP_FAILURE:
                 error = StartupFailure(fault.detail, evidence=fault.evidence)
-            self._record(_with_seat(error.fault, index))
+            self.startup_faults.append(_with_seat(error.fault, index))
 
     async def _welcome_all(self) -> None:
         for index in (0, 1):
             opponent = self.identities[1 - index]
             assert opponent is not None
-            await self.seats[index].welcome(Welcome(
-                index, self.config.params, self.config.time_control, opponent,
-                self.config.match_id,
-            ))  # fmt: skip
+            await self.seats[index].welcome(
+                Welcome(
+                    index,
+                    self.config.params,
+                    self.config.time_control,
+                    opponent,
+                    self.config.match_id,
+                )
+            )
 
     def _log_header(self) -> None:
         self.log.write(
@@ -252,8 +263,9 @@ class Match:
             request_id, action = asked
         hands_before = len(series.finished)
         event = series.apply(action)
-        self.log.write("action", seat=seat, request=request_id,
-                       action=action_to_dict(action, hide_card=False))  # fmt: skip
+        self.log.write(
+            "action", seat=seat, request=request_id, action=action_to_dict(action, hide_card=False)
+        )
         opponent = 1 - seat
         self.seats[opponent].notify(OpponentActed(_public(opponent, seat, action, event.card)))
         if len(series.finished) > hands_before:
@@ -263,13 +275,20 @@ class Match:
         hand = self.series.hand
         self.announced = self.series.hand_number
         commitment = deck_commitment(hand.deck)
-        self.log.write("hand_start", hand=self.series.hand_number, dealer=hand.dealer,
-                       commitment=commitment)  # fmt: skip
+        self.log.write(
+            "hand_start", hand=self.series.hand_number, dealer=hand.dealer, commitment=commitment
+        )
         upcard = hand.discard_pile[-1]
         for index in (0, 1):
-            self.seats[index].notify(HandStarted(
-                self.series.hand_number, hand.dealer, hand.hands[index], upcard, commitment,
-            ))  # fmt: skip
+            self.seats[index].notify(
+                HandStarted(
+                    self.series.hand_number,
+                    hand.dealer,
+                    hand.hands[index],
+                    upcard,
+                    commitment,
+                )
+            )
 
     def _hand_ended(self, record: HandRecord, discard: Any) -> None:
         outcome = record.outcome
@@ -277,17 +296,30 @@ class Match:
         totals = (score.totals(0), score.totals(1))
         deck = shuffled_deck(self.config.seed, record.number)
         self.log.write(
-            "hand_end", hand=record.number, end=outcome.end.value, winner=outcome.winner,
-            points=outcome.points, knocker=outcome.knocker, games=list(record.games),
+            "hand_end",
+            hand=record.number,
+            end=outcome.end.value,
+            winner=outcome.winner,
+            points=outcome.points,
+            knocker=outcome.knocker,
+            games=list(record.games),
             knocker_layout=None if outcome.knocker_layout is None else str(outcome.knocker_layout),
-            defender_layout=(None if outcome.defender_layout is None
-                             else str(outcome.defender_layout)),
-            totals=[list(seat) for seat in totals], turns=outcome.turns,
+            defender_layout=(
+                None if outcome.defender_layout is None else str(outcome.defender_layout)
+            ),
+            totals=[list(seat) for seat in totals],
+            turns=outcome.turns,
             deck=[str(card) for card in deck],
-        )  # fmt: skip
+        )
         for seat in self.seats:
-            seat.notify(HandEnded(record, discard if outcome.knocker is not None else None,
-                                  totals, score.game_winners))  # fmt: skip
+            seat.notify(
+                HandEnded(
+                    record,
+                    discard if outcome.knocker is not None else None,
+                    totals,
+                    score.game_winners,
+                )
+            )
 
     async def _ask(self, seat: int, legal: list[Action]) -> tuple[int, Action] | None:
         """Ask ``seat`` for an action; on a fault, strike and substitute, or forfeit."""
@@ -296,10 +328,22 @@ class Match:
         control = self.config.time_control
         bank = self.banks[seat]
         limit_ms = control.limit_ms(bank)
-        decision = Decision(request_id, observation(self.series, seat), tuple(legal),
-                            control.move_time_ms + bank, bank, limit_ms)  # fmt: skip
-        self.log.write("request", id=request_id, seat=seat, phase=decision.view.phase.value,
-                       legal=len(legal), limit_ms=round(limit_ms, 3))  # fmt: skip
+        decision = Decision(
+            request_id,
+            observation(self.series, seat),
+            tuple(legal),
+            control.move_time_ms + bank,
+            bank,
+            limit_ms,
+        )
+        self.log.write(
+            "request",
+            id=request_id,
+            seat=seat,
+            phase=decision.view.phase.value,
+            legal=len(legal),
+            limit_ms=round(limit_ms, 3),
+        )
         started = trio.current_time()
         fault: BotFault | None = None
         action: Action | None = None
@@ -385,8 +429,11 @@ class Match:
     def _finish(self, result: MatchResult) -> None:
         self.log.write("result", **result.to_dict(), seed=self.config.seed)
         for seat in self.seats:
-            seat.notify(SeriesEnded(result.end, result.winner, result.totals,
-                                    result.game_winners, result.hands))  # fmt: skip
+            seat.notify(
+                SeriesEnded(
+                    result.end, result.winner, result.totals, result.game_winners, result.hands
+                )
+            )
 
 
 def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:
@@ -396,12 +443,11 @@ def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:
 
 
 def _with_seat(fault: Fault, seat: int) -> Fault:
-    return Fault(seat, fault.kind, fault.detail, fault.request_id, fault.elapsed_ms,
-                 fault.evidence)  # fmt: skip
+    return Fault(seat, fault.kind, fault.detail, fault.request_id, fault.elapsed_ms, fault.evidence)
 
 
 async def play_match(
-    seats: tuple[Seat, Seat], config: MatchConfig, log: MatchLog | NullLog | None = None
+    seats: tuple[Seat, Seat], config: MatchConfig, log: LogWriter | None = None
 ) -> MatchResult:
     """Play one series between two seats under ``config``; returns the result.
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, Any, Final, Protocol
 
 from referee.rules import (
     DRAW_DISCARD,
@@ -91,6 +91,18 @@ def action_from_dict(record: dict[str, Any]) -> Action:
             return Knock(card)
         return Knock(card, tuple(parse_cards(text) for text in melds))
     raise ValueError(f"unknown action kind {kind!r}")
+
+
+class LogWriter(Protocol):
+    """Where a match writes its records."""
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        """Append one record."""
+        ...
+
+    def close(self) -> None:
+        """Finish writing."""
+        ...
 
 
 class MatchLog:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Annotated
 
+import trio
 import typer
 from rich.console import Console
+from rich.live import Live
 
+from protocol.manifest import Manifest, ManifestError, load_manifest
 from protocol.template import create_bot_folder
+from referee.conformance import check_bot
+from referee.control import TimeControl
+from referee.local import play_folders, remote_seat
+from referee.match import MatchConfig
 from referee.rules import (
     HandRecord,
     RuleParams,
@@ -20,7 +28,9 @@ from referee.rules import (
     patient_policy,
     play_series,
 )
+from referee.sandbox import Sandbox, SandboxUnavailable, describe_layers, detect_layers
 from tournaments import render
+from tournaments.live import MatchView
 
 app = typer.Typer(
     name="gin",
@@ -31,6 +41,37 @@ app = typer.Typer(
 console = Console()
 bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
 app.add_typer(bot_app, name="bot")
+sandbox_app = typer.Typer(help="The bot sandbox on this machine.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+Strict = Annotated[
+    bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
+]
+MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the time bank).")]
+
+
+def _sandbox(strict: bool) -> Sandbox:
+    """The sandbox, with its warnings printed; exit 3 when strict and incomplete."""
+    try:
+        sandbox = Sandbox(strict=strict)
+    except SandboxUnavailable as error:
+        console.print(f"[red]sandbox refused:[/red] {error}")
+        raise typer.Exit(3) from None
+    for warning in sandbox.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    return sandbox
+
+
+def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
+    return tuple(status.layer.value for status in sandbox.layers if status.active)
+
+
+def _manifest(folder: Path) -> Manifest:
+    try:
+        return load_manifest(folder)
+    except ManifestError as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -82,3 +123,75 @@ def bot_new(
         raise typer.Exit(2) from None
     console.print(f"created {folder}/ with bot.toml, bot.py and test_bot.py")
     console.print(f"next: edit {folder / 'bot.py'}, then run: pytest {folder}")
+
+
+@app.command()
+def play(
+    bot_a: Annotated[Path, typer.Argument(help="The first bot's folder (seat 0).")],
+    bot_b: Annotated[Path, typer.Argument(help="The second bot's folder (seat 1).")],
+    seed: Annotated[int | None, typer.Option(help="Series seed (random if not given).")] = None,
+    move_time: MoveTime = 1.0,
+    log: Annotated[Path | None, typer.Option(help="Match log file (JSON Lines).")] = None,
+    strict: Strict = False,
+) -> None:
+    """Play one Hollywood series between two bot folders, shown live."""
+    manifests = (_manifest(bot_a), _manifest(bot_b))
+    sandbox = _sandbox(strict)
+    seed = secrets.randbits(63) if seed is None else seed
+    match_id = f"play-{seed}"
+    log = log or Path("runs") / f"{match_id}.jsonl"
+    if log.exists():
+        console.print(f"[red]error:[/red] {log} exists; choose another --log")
+        raise typer.Exit(2)
+    config = MatchConfig(
+        match_id,
+        seed,
+        time_control=TimeControl(move_time_ms=int(move_time * 1000)),
+        sandbox=_active_layers(sandbox),
+    )
+    seats = (
+        remote_seat(manifests[0], sandbox.prepare, f"{match_id}-0"),
+        remote_seat(manifests[1], sandbox.prepare, f"{match_id}-1"),
+    )
+    view = MatchView((manifests[0].ident, manifests[1].ident))
+    with Live(view, console=console, refresh_per_second=8):
+        result = trio.run(play_folders, seats, config, log, view.on_record)
+    names = view.names
+    verdict = "no winner" if result.winner is None else f"{names[result.winner]} wins"
+    console.print(f"{verdict} ({result.end}, {result.hands} hands, seed {seed}); log: {log}")
+    for fault in result.faults:
+        console.print(f"[red]fault[/red] seat {fault.seat} {fault.kind.value}: {fault.detail}")
+
+
+@bot_app.command("check")
+def bot_check(
+    folder: Annotated[Path, typer.Argument(help="The bot folder to check.")],
+    decisions: Annotated[int, typer.Option(help="Decisions the bot must make.")] = 300,
+    move_time: MoveTime = 1.0,
+    strict: Strict = False,
+) -> None:
+    """The conformance kit: play the bot against a sample bot and list every problem."""
+    sandbox = _sandbox(strict)
+    control = TimeControl(move_time_ms=int(move_time * 1000))
+    report = trio.run(
+        lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
+    )
+    console.print(
+        f"[bold]{report.ident}[/bold]: {report.decisions} decisions in "
+        f"{report.series} series"
+        + (f", hello after {report.startup_ms:.0f} ms" if report.startup_ms is not None else "")
+    )
+    for item in report.items:
+        mark = "[green]✓[/green]" if item.passed else "[red]✗[/red]"
+        console.print(f"{mark} {item.name}" + (f": {item.detail}" if item.detail else ""))
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("doctor")
+def sandbox_doctor() -> None:
+    """Say which sandbox layers work on this machine, and why the others do not."""
+    layers = detect_layers()
+    console.print(describe_layers(layers))
+    if not all(layer.active for layer in layers):
+        raise typer.Exit(1)

@@ -1,0 +1,369 @@
+"""The referee's speed, side by side in one run: ``python -m benchmarks.referee_bench``.
+
+1. Per-decision round trip from the referee to a trivial bot over the full stack (match loop,
+   rules, conversions, the trio/gRPC bridge, a sandboxed process), beside a bare grpcio
+   bidirectional stream (same messages, same direction, plain threads) and a raw Unix-socket
+   ping-pong between two processes.
+2. Series per second with two greedy bots (sandboxed processes, start-up included).
+3. Bot start-up (process start to hello) with every sandbox layer, and with none.
+4. The referee's memory per running match.
+
+Variants are interleaved over ``--runs`` runs; figures are medians over runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+from referee.sandbox import Layer, Sandbox, harden_referee_process
+
+harden_referee_process()  # before grpc is imported (it sets GRPC_ENABLE_FORK_SUPPORT=0)
+
+import grpc  # noqa: E402
+import trio  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from protocol import hollywood_gin_pb2 as pb  # noqa: E402
+from protocol import hollywood_gin_pb2_grpc as pb_grpc  # noqa: E402
+from protocol.convert import DECISION_KINDS, action_to_pb, observation_to_pb  # noqa: E402
+from protocol.manifest import load_manifest  # noqa: E402
+from referee.control import TimeControl  # noqa: E402
+from referee.local import play_folders, remote_seat  # noqa: E402
+from referee.match import MatchConfig, MatchResult  # noqa: E402
+from referee.rules import RandomPolicy, SeriesState, observation  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ECHO = ROOT / "benchmarks" / "bots" / "echo"
+GREEDY = ROOT / "sample_bots" / "greedy"
+EVERY_LAYER_OFF = tuple(Layer)
+console = Console()
+
+
+# --- payloads ------------------------------------------------------------------------------------
+
+
+def sample_request() -> pb.RefereeMessage:
+    """A realistic mid-hand decision request (about 1 KB)."""
+    series = SeriesState(seed=7)
+    policy = RandomPolicy(7)
+    for _ in range(40):
+        series.apply(policy(observation(series, series.to_move), series.legal_actions()))
+    view = observation(series, series.to_move)
+    return pb.RefereeMessage(
+        request=pb.DecisionRequest(
+            request_id=1,
+            kind=DECISION_KINDS[view.phase],
+            observation=observation_to_pb(view),
+            legal_actions=[action_to_pb(action) for action in series.legal_actions()],
+            time_left_ms=1000,
+        )
+    )
+
+
+# --- raw Unix socket ping-pong -------------------------------------------------------------------
+
+RAW_ECHO = r"""
+import socket, struct, sys
+server = socket.socket(socket.AF_UNIX); server.bind(sys.argv[1]); server.listen(1)
+print("ready", flush=True)
+conn, _ = server.accept()
+while True:
+    head = conn.recv(4, socket.MSG_WAITALL)
+    if len(head) < 4: break
+    size = struct.unpack("!I", head)[0]
+    conn.recv(size, socket.MSG_WAITALL)
+    conn.sendall(struct.pack("!I", 8) + b"answer!!")
+"""
+
+
+def raw_socket(n: int, payload: bytes) -> list[float]:
+    """Round trips (µs) of a length-prefixed request and an 8-byte answer between processes."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "raw.sock")
+        child = subprocess.Popen([sys.executable, "-c", RAW_ECHO, path], stdout=subprocess.PIPE)
+        assert child.stdout is not None
+        child.stdout.readline()
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(path)
+            frame = struct.pack("!I", len(payload)) + payload
+            times = []
+            for _ in range(n):
+                start = time.perf_counter()
+                sock.sendall(frame)
+                size = struct.unpack("!I", sock.recv(4, socket.MSG_WAITALL))[0]
+                sock.recv(size, socket.MSG_WAITALL)
+                times.append((time.perf_counter() - start) * 1e6)
+        child.wait(timeout=5)
+    return times
+
+
+# --- bare grpcio bidirectional stream ------------------------------------------------------------
+
+
+class _BareReferee(pb_grpc.RefereeServicer):
+    """The minimum a threaded gRPC referee does: queue out, queue in."""
+
+    def __init__(self) -> None:
+        self.outbox: queue.SimpleQueue[pb.RefereeMessage | None] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+
+    def Play(  # noqa: N802
+        self,
+        request_iterator: Iterator[pb.BotMessage],
+        context: grpc.ServicerContext,  # noqa: ARG002
+    ) -> Iterator[pb.RefereeMessage]:
+        def read() -> None:
+            for message in request_iterator:
+                self.inbox.put(message)
+            self.inbox.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        while (item := self.outbox.get()) is not None:
+            yield item
+
+
+def bare_grpc(n: int, request: pb.RefereeMessage) -> list[float]:
+    """Round trips (µs): the echo bot answering requests on a plain threaded gRPC server."""
+    with tempfile.TemporaryDirectory() as folder:
+        address = f"unix://{folder}/bare.sock"
+        servicer = _BareReferee()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=3))
+        pb_grpc.add_RefereeServicer_to_server(servicer, server)
+        server.add_insecure_port(address)
+        server.start()
+        env = {**os.environ, "GIN_REFEREE": address, "GIN_TOKEN": "bench"}
+        bot = subprocess.Popen([sys.executable, "bot.py"], cwd=ECHO, env=env)
+        servicer.inbox.get(timeout=30)  # the hello
+        times = []
+        for index in range(n):
+            request.request.request_id = index + 1
+            start = time.perf_counter()
+            servicer.outbox.put(request)
+            servicer.inbox.get(timeout=10)
+            times.append((time.perf_counter() - start) * 1e6)
+        servicer.outbox.put(
+            pb.RefereeMessage(goodbye=pb.Goodbye(reason=pb.GOODBYE_REASON_SERIES_OVER))
+        )
+        servicer.outbox.put(None)
+        bot.wait(timeout=10)
+        server.stop(grace=None)
+    return times
+
+
+# --- the full stack ------------------------------------------------------------------------------
+
+
+def play(sandbox: Sandbox, folders: tuple[Path, Path], seed: int) -> MatchResult:
+    """One series between two bot folders, both sandboxed processes."""
+    seats = (
+        remote_seat(load_manifest(folders[0]), sandbox.prepare, f"bench-{seed}-0"),
+        remote_seat(load_manifest(folders[1]), sandbox.prepare, f"bench-{seed}-1"),
+    )
+    config = MatchConfig(f"bench-{seed}", seed, time_control=TimeControl(move_time_ms=5000))
+    return trio.run(play_folders, seats, config)
+
+
+def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, int]:
+    """Mean referee-measured decision time (µs) over one echo-vs-echo series, and decisions."""
+    result = play(sandbox, (ECHO, ECHO), seed)
+    decisions = sum(int(stats["decisions"]) for stats in result.stats)
+    total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
+    return total_ms * 1000 / decisions, decisions
+
+
+def series_rate(sandbox: Sandbox, series: int, seed: int) -> float:
+    """Greedy-vs-greedy series per second, one after another."""
+    start = time.perf_counter()
+    for index in range(series):
+        play(sandbox, (GREEDY, GREEDY), seed + index)
+    return series / (time.perf_counter() - start)
+
+
+def startup_ms(sandbox: Sandbox) -> float:
+    """Process start to hello of the greedy bot, as the referee measures it."""
+    seat = remote_seat(load_manifest(GREEDY), sandbox.prepare, "bench-start")
+
+    async def main() -> float:
+        try:
+            await seat.connect(0)
+        finally:
+            await seat.close("bench")
+        assert seat.startup_ms is not None
+        return seat.startup_ms
+
+    return trio.run(main)
+
+
+def rss_kib() -> int:
+    """This process's resident memory."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def memory_per_match(sandbox: Sandbox, matches: int, seed: int) -> tuple[int, int]:
+    """(RSS before, peak RSS increase per concurrent match), in KiB."""
+    before = rss_kib()
+    peak = before
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.02):
+            peak = max(peak, rss_kib())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for index in range(matches):
+                seats = (
+                    remote_seat(load_manifest(GREEDY), sandbox.prepare, f"mem-{index}-0"),
+                    remote_seat(load_manifest(GREEDY), sandbox.prepare, f"mem-{index}-1"),
+                )
+                config = MatchConfig(f"mem-{index}", seed + index)
+                nursery.start_soon(play_folders, seats, config)
+
+    trio.run(main)
+    done.set()
+    sampler.join()
+    return before, (peak - before) // matches
+
+
+# --- running and reporting -----------------------------------------------------------------------
+
+
+def median(values: list[float]) -> float:
+    """The median."""
+    return statistics.median(values)
+
+
+def interleaved(runs: int, variants: dict[str, Callable[[int], float]]) -> dict[str, list[float]]:
+    """Each variant once per run, the order rotating, so drift spreads evenly."""
+    names = list(variants)
+    results: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(runs):
+        for name in names[run % len(names) :] + names[: run % len(names)]:
+            results[name].append(variants[name](run))
+        console.log(f"run {run + 1}/{runs} done")
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--pings", type=int, default=2000, help="round trips per ping-pong run")
+    parser.add_argument("--series", type=int, default=5, help="greedy series per rate run")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    args = parser.parse_args()
+
+    console.print(
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loadavg "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    full = Sandbox()
+    bare = Sandbox(switched_off=EVERY_LAYER_OFF)
+    console.print("sandbox layers: " + ", ".join(s.layer.name for s in full.layers if s.active))
+    request = sample_request()
+    payload = request.SerializeToString()
+    console.print(f"decision request: {len(payload)} bytes")
+
+    decisions: list[int] = []
+
+    def full_variant(run: int) -> float:
+        mean, count = full_stack(full, 1000 + run)
+        decisions.append(count)
+        return mean
+
+    latency = interleaved(
+        args.runs,
+        {
+            "raw Unix socket": lambda _: median(raw_socket(args.pings, payload)),
+            "bare gRPC stream": lambda _: median(bare_grpc(args.pings, request)),
+            "referee, full stack": full_variant,
+        },
+    )
+    starts = interleaved(
+        args.runs,
+        {
+            "every layer": lambda _: startup_ms(full),
+            "no layer": lambda _: startup_ms(bare),
+        },
+    )
+    rates = interleaved(
+        max(1, args.runs // 2),
+        {
+            "greedy vs greedy": lambda run: series_rate(full, args.series, 2000 + run * 100),
+        },
+    )
+    before, per_match = memory_per_match(full, 4, 3000)
+
+    figures: dict[str, Any] = {
+        "latency_us": {name: median(values) for name, values in latency.items()},
+        "startup_ms": {name: median(values) for name, values in starts.items()},
+        "series_per_s": median(rates["greedy vs greedy"]),
+        "referee_rss_kib": before,
+        "rss_kib_per_match": per_match,
+        "decisions_per_series": median([float(count) for count in decisions]),
+        "runs": args.runs,
+    }
+    report(figures, latency, starts)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
+
+
+def report(
+    figures: dict[str, Any], latency: dict[str, list[float]], starts: dict[str, list[float]]
+) -> None:
+    """Print the tables."""
+    bare = figures["latency_us"]["bare gRPC stream"]
+    table = Table(title="1. per-decision round trip (µs, median over runs)")
+    for column in ("variant", "median", "range", "÷ bare gRPC"):
+        table.add_column(column, justify="left" if column == "variant" else "right")
+    for name, values in latency.items():
+        table.add_row(
+            name,
+            f"{median(values):.0f}",
+            f"{min(values):.0f}-{max(values):.0f}",
+            f"{median(values) / bare:.2f}",
+        )
+    console.print(table)
+    table = Table(title="3. bot start-up, process start to hello (ms)")
+    for column in ("sandbox", "median", "range"):
+        table.add_column(column)
+    for name, values in starts.items():
+        table.add_row(name, f"{median(values):.0f}", f"{min(values):.0f}-{max(values):.0f}")
+    console.print(table)
+    added = figures["startup_ms"]["every layer"] - figures["startup_ms"]["no layer"]
+    console.print(f"sandbox adds {added:.0f} ms to a bot's start")
+    console.print(
+        f"2. series per second, greedy vs greedy (sandboxed, start-up included): "
+        f"{figures['series_per_s']:.2f}"
+    )
+    console.print(
+        f"4. referee memory: {figures['referee_rss_kib'] / 1024:.1f} MiB before, "
+        f"+{figures['rss_kib_per_match'] / 1024:.2f} MiB per running match (peak, "
+        "4 at once)"
+    )
+
+
+if __name__ == "__main__":
+    main()

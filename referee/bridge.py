@@ -1,0 +1,181 @@
+"""The bridge between grpcio's threads and the trio match loop, for one seat.
+
+grpcio has no trio support. Each seat gets its own gRPC server on a Unix socket; the servicer's
+``Play`` runs in a gRPC thread. Messages from the bot are handed to trio with
+``TrioToken.run_sync_soon`` (thread-safe, never blocks the gRPC thread); messages to the bot go
+through a thread-safe queue that the servicer's response generator drains. So the match never
+blocks on gRPC, and the only cost per message is one hand-off in each direction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import grpc
+import trio
+
+from protocol import hollywood_gin_pb2 as pb
+from protocol import hollywood_gin_pb2_grpc as pb_grpc
+
+MAX_MESSAGE_BYTES: Final = 64 * 1024
+"""Largest message a bot may send; a bigger one is a protocol violation (a strike)."""
+TRANSPORT_LIMIT_BYTES: Final = 1024 * 1024
+"""gRPC's own cap: a message over this ends the bot's stream."""
+_POLL_S: Final = 0.25
+
+
+class Arrival(enum.Enum):
+    """What came from the bot's side."""
+
+    MESSAGE = "message"
+    CLOSED = "closed"
+    """The bot closed its side of the stream."""
+    BROKEN = "broken"
+    """The stream failed (for example an oversized message, or the bot vanished)."""
+    OVERSIZED = "oversized"
+    """A message over ``MAX_MESSAGE_BYTES`` (dropped; ``detail`` has its size)."""
+    SECOND_STREAM = "second_stream"
+    """The bot tried to open another stream."""
+    EXITED = "exited"
+    """The bot's process exited (set by the process watcher, not gRPC)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """One thing that arrived, stamped with the monotonic time it arrived."""
+
+    arrival: Arrival
+    at: float
+    message: pb.BotMessage | None = None
+    detail: str = ""
+
+
+_STOP: Final = object()
+
+
+class _Servicer(pb_grpc.RefereeServicer):
+    def __init__(self, deliver: Callable[[Incoming], None], outbox: queue.SimpleQueue[object]):
+        self.deliver = deliver
+        self.outbox = outbox
+        self.lock = threading.Lock()
+        self.connected = False
+
+    def Play(  # noqa: N802 - the gRPC method name
+        self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext
+    ) -> Iterator[pb.RefereeMessage]:
+        with self.lock:
+            first, self.connected = not self.connected, True
+        if not first:
+            self.deliver(Incoming(Arrival.SECOND_STREAM, time.monotonic()))
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per seat")
+        reader = threading.Thread(target=self._read, args=(request_iterator,), daemon=True)
+        reader.start()
+        while context.is_active():
+            try:
+                item = self.outbox.get(timeout=_POLL_S)
+            except queue.Empty:
+                continue
+            if item is _STOP:
+                return
+            assert isinstance(item, pb.RefereeMessage)
+            yield item
+
+    def _read(self, request_iterator: Iterator[pb.BotMessage]) -> None:
+        try:
+            for message in request_iterator:
+                size = message.ByteSize()
+                if size > MAX_MESSAGE_BYTES:
+                    self.deliver(Incoming(Arrival.OVERSIZED, time.monotonic(), detail=str(size)))
+                else:
+                    self.deliver(Incoming(Arrival.MESSAGE, time.monotonic(), message))
+        except Exception as error:  # any failure of the stream is the bot's side ending
+            self.deliver(Incoming(Arrival.BROKEN, time.monotonic(), detail=_describe(error)))
+        else:
+            self.deliver(Incoming(Arrival.CLOSED, time.monotonic()))
+
+
+def _describe(error: Exception) -> str:
+    """A failed stream in words (server-side RpcErrors may carry no status code)."""
+    code = getattr(error, "code", None)
+    details = getattr(error, "details", None)
+    if callable(code) and callable(details):
+        return f"{code()}: {details()}"
+    return repr(error)
+
+
+class SeatChannel:
+    """One seat's gRPC server and the two directions of its stream, seen from trio.
+
+    Create it inside trio (it captures the running loop's token), then :meth:`start`.
+    """
+
+    def __init__(self, socket_path: Path) -> None:
+        self.socket_path = socket_path
+        self.address = f"unix://{socket_path}"
+        self._token = trio.lowlevel.current_trio_token()
+        self._send, self._receive = trio.open_memory_channel[Incoming](1024)
+        self.outbox: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=3, thread_name_prefix="gin-seat"),
+            options=[
+                ("grpc.max_receive_message_length", TRANSPORT_LIMIT_BYTES),
+                ("grpc.max_send_message_length", 4 * 1024 * 1024),
+                ("grpc.so_reuseport", 0),
+            ],
+            maximum_concurrent_rpcs=2,
+        )
+        pb_grpc.add_RefereeServicer_to_server(_Servicer(self.deliver, self.outbox), self._server)
+        self._stopped = False
+        self._ended = False
+
+    def start(self) -> None:
+        """Bind the Unix socket and start serving.
+
+        Raises:
+            RuntimeError: the socket could not be bound.
+        """
+        if self._server.add_insecure_port(self.address) == 0:
+            raise RuntimeError(f"cannot bind {self.address}")
+        self._server.start()
+
+    def deliver(self, item: Incoming) -> None:
+        """Hand an arrival to the trio side (from any thread; dropped once trio is gone)."""
+        with contextlib.suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(self._put, item)
+
+    def _put(self, item: Incoming) -> None:
+        # A flooding bot loses its extra messages; the match is not held up.
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self._send.send_nowait(item)
+
+    async def receive(self) -> Incoming:
+        """The next arrival (waits)."""
+        return await self._receive.receive()
+
+    def send(self, message: pb.RefereeMessage) -> None:
+        """Queue a message to the bot (never blocks)."""
+        if not self._ended:
+            self.outbox.put(message)
+
+    def end_stream(self) -> None:
+        """Close the referee's side of the stream after what is queued (idempotent)."""
+        if not self._ended:
+            self._ended = True
+            self.outbox.put(_STOP)
+
+    def stop(self, grace_s: float = 0.5) -> None:
+        """End the stream and stop the server (idempotent)."""
+        if self._stopped:
+            return
+        self.end_stream()
+        self._stopped = True
+        self._server.stop(grace=grace_s).wait(timeout=grace_s + 1.0)

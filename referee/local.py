@@ -1,0 +1,75 @@
+"""Matches between bot folders on this machine: the glue the CLI, the conformance kit and the
+league runner share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from protocol.manifest import Manifest
+from referee.match import MatchConfig, MatchResult, play_match
+from referee.matchlog import LogWriter, MatchLog, NullLog
+from referee.remote import JailFactory, RemoteSeat
+from referee.seats import Seat
+
+Watcher = Callable[[str, dict[str, Any]], None]
+"""Called with each log record as it is written (type, fields): live displays."""
+
+SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
+
+
+def code_hash(folder: Path) -> str:
+    """SHA-256 over a bot folder's files (relative path and content, in sorted order).
+
+    Symlinks count by their target text, so the hash says exactly what the folder holds.
+    """
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts):
+            continue
+        relative = path.relative_to(folder).as_posix().encode()
+        if path.is_symlink():
+            digest.update(b"L" + relative + b"\0" + str(path.readlink()).encode() + b"\0")
+        elif path.is_file():
+            digest.update(b"F" + relative + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class WatchedLog:
+    """A match log that also shows each record to a watcher."""
+
+    def __init__(self, log: LogWriter, watcher: Watcher) -> None:
+        self.log = log
+        self.watcher = watcher
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        """Write the record, then show it."""
+        self.log.write(record_type, **fields)
+        self.watcher(record_type, fields)
+
+    def close(self) -> None:
+        """Close the underlying log."""
+        self.log.close()
+
+
+def remote_seat(manifest: Manifest, jails: JailFactory, label: str) -> RemoteSeat:
+    """A seat for a bot folder, with its code hash."""
+    return RemoteSeat(manifest, jails, label, code_hash(manifest.folder))
+
+
+async def play_folders(
+    seats: tuple[Seat, Seat],
+    config: MatchConfig,
+    log_path: Path | None = None,
+    watcher: Watcher | None = None,
+) -> MatchResult:
+    """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``."""
+    log: LogWriter = MatchLog(log_path) if log_path is not None else NullLog()
+    try:
+        shown = WatchedLog(log, watcher) if watcher is not None else log
+        return await play_match(seats, config, shown)
+    finally:
+        log.close()

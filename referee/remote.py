@@ -1,0 +1,429 @@
+"""A remote seat: a bot process in its sandbox, on one gRPC stream.
+
+The referee owns the socket: it binds ``referee.sock`` in the seat's run folder, hands the bot
+the address and a one-time token in its environment, and takes the bot's hello within the
+start-up budget. Each decision is one request on the stream; the answer must echo its id. The
+bot's stdout and stderr are drained by threads that keep only a capped head and tail, so a
+flooding bot cannot fill the referee's memory.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import subprocess
+import threading
+from collections import deque
+from pathlib import Path
+from typing import IO, Any, Final, Protocol
+
+import trio
+
+from protocol import hollywood_gin_pb2 as pb
+from protocol.convert import (
+    DECISION_KINDS,
+    PROTOCOL_VERSION,
+    action_from_pb,
+    action_to_pb,
+    cards_to_pb,
+    hand_ended_to_pb,
+    observation_to_pb,
+    params_to_pb,
+    public_event_to_pb,
+    score_to_pb,
+)
+from protocol.manifest import Manifest
+from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
+from referee.faults import BotCrashed, BotProtocolError, FaultKind, StartupFailure
+from referee.rules import Action
+from referee.seats import (
+    BotIdentity,
+    Decision,
+    FaultNoticed,
+    HandEnded,
+    HandStarted,
+    OpponentActed,
+    SeatEvent,
+    SeriesEnded,
+    Welcome,
+)
+
+SOCKET_NAME: Final = "referee.sock"
+TAIL_BYTES: Final = 8 * 1024
+HEAD_BYTES: Final = 2 * 1024
+EXIT_WAIT_S: Final = 1.0
+
+
+class Jail(Protocol):
+    """What the sandbox gives a seat (see ``referee.sandbox``)."""
+
+    run_dir: Path
+    inside_run_dir: str
+
+    def secure_socket(self, socket_path: Path) -> None:
+        """Make the socket reachable by the bot alone, and not replaceable by it."""
+        ...
+
+    def spawn(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        """Start the bot inside the jail."""
+        ...
+
+    def teardown(self) -> object:
+        """Kill everything of the bot and remove its folders."""
+        ...
+
+
+class JailFactory(Protocol):
+    """Makes a jail for a bot folder (``Sandbox.prepare``)."""
+
+    def __call__(self, label: str, code_dir: Path) -> Jail: ...
+
+
+class OutputDrain:
+    """Reads a pipe to its end in a thread, keeping the first and last few KiB only."""
+
+    def __init__(self, pipe: IO[bytes] | None, name: str) -> None:
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+        self.thread = threading.Thread(target=self._drain, args=(pipe,), name=name, daemon=True)
+        self.thread.start()
+
+    def _drain(self, pipe: IO[bytes] | None) -> None:
+        if pipe is None:
+            return
+        with pipe:
+            while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
+                self._keep(chunk)
+
+    def _keep(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if len(self.head) < HEAD_BYTES:
+            self.head += chunk[: HEAD_BYTES - len(self.head)]
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+            self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        """The kept tail as text (the head too if the output was short)."""
+        tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
+        return tail.decode("utf-8", errors="replace")
+
+
+class RemoteSeat:
+    """A sandboxed bot process playing one seat over gRPC."""
+
+    def __init__(
+        self, manifest: Manifest, jails: JailFactory, label: str, code_hash: str = ""
+    ) -> None:
+        self.manifest = manifest
+        self.jails = jails
+        self.label = label
+        self.code_hash = code_hash
+        self.token = secrets.token_urlsafe(24)
+        self.jail: Jail | None = None
+        self.channel: SeatChannel | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.stdout: OutputDrain | None = None
+        self.stderr: OutputDrain | None = None
+        self.stale: set[int] = set()
+        self.seat = -1
+        self.closed = False
+        self.started_at = 0.0
+        self.startup_ms: float | None = None
+        self.exit_after_goodbye: int | None = None
+        """The bot's exit status if it left by itself within a second of the goodbye."""
+        self.teardown_report: object = None
+
+    # --- start ---------------------------------------------------------------------------------
+
+    async def connect(self, seat: int) -> BotIdentity:
+        """Start the bot in its jail and take its hello.
+
+        Raises:
+            StartupFailure: the jail, the socket or the process could not be set up, or the
+                bot's first message was not a correct hello.
+        """
+        self.seat = seat
+        try:
+            self._launch()
+        except (OSError, RuntimeError, ValueError) as error:
+            raise StartupFailure(
+                f"could not start the bot: {error}", seat=seat, evidence=self.diagnostics()
+            ) from None
+        self.started_at = trio.current_time()
+        item = await self._next()
+        identity = self._check_hello(item)
+        self.startup_ms = (trio.current_time() - self.started_at) * 1000
+        return identity
+
+    def _launch(self) -> None:
+        self.jail = self.jails(self.label, self.manifest.folder)
+        socket_path = self.jail.run_dir / SOCKET_NAME
+        self.channel = SeatChannel(socket_path)
+        self.channel.start()
+        self.jail.secure_socket(socket_path)
+        env = {
+            "GIN_REFEREE": f"unix://{self.jail.inside_run_dir}/{SOCKET_NAME}",
+            "GIN_TOKEN": self.token,
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        self.process = self.jail.spawn(self.manifest.argv(), env)
+        self.stdout = OutputDrain(self.process.stdout, f"{self.label}-stdout")
+        self.stderr = OutputDrain(self.process.stderr, f"{self.label}-stderr")
+        threading.Thread(target=self._watch, name=f"{self.label}-wait", daemon=True).start()
+
+    def _watch(self) -> None:
+        process, channel = self.process, self.channel
+        assert process is not None
+        assert channel is not None
+        status = process.wait()
+        channel.deliver(Incoming(Arrival.EXITED, 0.0, detail=f"exit status {status}"))
+
+    def _check_hello(self, item: Incoming) -> BotIdentity:
+        if item.arrival is not Arrival.MESSAGE or item.message is None:
+            raise StartupFailure(
+                f"no hello: {self._describe(item)}", seat=self.seat, evidence=self.diagnostics()
+            )
+        message = item.message
+        if message.WhichOneof("kind") != "hello":
+            self._goodbye(pb.GOODBYE_REASON_REMOVED, "the first message must be a Hello")
+            raise StartupFailure("the first message was not a hello", seat=self.seat)
+        hello = message.hello
+        if not hmac.compare_digest(hello.token.encode(), self.token.encode()):
+            self._goodbye(pb.GOODBYE_REASON_BAD_TOKEN, "wrong token")
+            raise StartupFailure("wrong token in hello", seat=self.seat)
+        if hello.protocol_version != PROTOCOL_VERSION:
+            detail = (
+                f"protocol version {hello.protocol_version} is not spoken here; "
+                f"this referee speaks {PROTOCOL_VERSION}"
+            )
+            self._goodbye(pb.GOODBYE_REASON_PROTOCOL_MISMATCH, detail)
+            raise StartupFailure(detail, seat=self.seat)
+        return BotIdentity(hello.name[:64], hello.version[:32], self.code_hash)
+
+    async def welcome(self, welcome: Welcome) -> None:
+        """Send the Welcome."""
+        self._send(
+            pb.RefereeMessage(
+                welcome=pb.Welcome(
+                    seat=welcome.seat,
+                    protocol_version=PROTOCOL_VERSION,
+                    rules=params_to_pb(welcome.params),
+                    time_control=pb.TimeControl(
+                        move_time_ms=welcome.time_control.move_time_ms,
+                        grace_ms=welcome.time_control.grace_ms,
+                        time_bank_ms=welcome.time_control.time_bank_ms,
+                        startup_ms=welcome.time_control.startup_ms,
+                    ),
+                    opponent_name=welcome.opponent.name,
+                    opponent_version=welcome.opponent.version,
+                    match_id=welcome.match_id,
+                )
+            )
+        )
+
+    # --- play ----------------------------------------------------------------------------------
+
+    async def decide(self, decision: Decision) -> Action:
+        """Ask for one action; a late answer to an earlier, timed-out request is dropped.
+
+        Raises:
+            BotCrashed: the process exited or the stream closed.
+            BotProtocolError: a wrong request id, a malformed or unexpected message.
+        """
+        request_id = decision.request_id
+        self._send(
+            pb.RefereeMessage(
+                request=pb.DecisionRequest(
+                    request_id=request_id,
+                    kind=DECISION_KINDS[decision.view.phase],
+                    observation=observation_to_pb(decision.view),
+                    legal_actions=[action_to_pb(action) for action in decision.legal],
+                    time_left_ms=int(decision.time_left_ms),
+                    time_bank_left_ms=int(decision.bank_left_ms),
+                )
+            )
+        )
+        try:
+            while True:
+                item = await self._next()
+                action = self._answer(item, request_id)
+                if action is not None:
+                    return action
+        except trio.Cancelled:
+            self.stale.add(request_id)
+            raise
+        except BotCrashed as crash:
+            await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
+            raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
+
+    async def _wait_exit(self, seconds: float) -> None:
+        process = self.process
+        if process is None:
+            return
+        with trio.move_on_after(seconds):
+            while process.poll() is None:
+                await trio.sleep(0.01)
+
+    def _answer(self, item: Incoming, request_id: int) -> Action | None:
+        if item.arrival is not Arrival.MESSAGE or item.message is None:
+            if item.arrival is Arrival.SECOND_STREAM:
+                raise BotProtocolError("opened a second stream", evidence=self.diagnostics())
+            if item.arrival is Arrival.OVERSIZED:
+                raise BotProtocolError(
+                    f"oversized message: {item.detail} bytes, the limit is "
+                    f"{MAX_MESSAGE_BYTES // 1024} KiB"
+                )
+            fault = BotProtocolError if "RESOURCE_EXHAUSTED" in item.detail else BotCrashed
+            raise fault(self._describe(item), evidence=self.diagnostics())
+        message = item.message
+        kind = message.WhichOneof("kind")
+        if kind != "action":
+            raise BotProtocolError(
+                f"expected an action, got {kind or 'an empty message'}",
+                evidence={"message": str(message)[:500]},
+            )
+        answered = message.action.request_id
+        if answered in self.stale:
+            self.stale.discard(answered)
+            return None
+        if answered != request_id:
+            raise BotProtocolError(
+                f"answer echoes request id {answered}, expected {request_id}",
+                evidence={"message": str(message)[:500]},
+            )
+        try:
+            return action_from_pb(message.action)
+        except ValueError as error:
+            raise BotProtocolError(
+                f"malformed action: {error}", evidence={"message": str(message)[:500]}
+            ) from None
+
+    def notify(self, event: SeatEvent) -> None:
+        """Send an event (nothing waits for it)."""
+        message = _event_to_pb(event)
+        if message is not None:
+            self._send(pb.RefereeMessage(event=message))
+
+    # --- end -----------------------------------------------------------------------------------
+
+    async def close(self, detail: str) -> None:
+        """Goodbye, a moment to exit, then the sandbox teardown (idempotent)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._goodbye(pb.GOODBYE_REASON_SERIES_OVER, detail)
+        if self.channel is not None:
+            self.channel.end_stream()
+        if self.process is not None:
+            await self._wait_exit(EXIT_WAIT_S)
+            self.exit_after_goodbye = self.process.poll()
+        await trio.to_thread.run_sync(self._teardown)
+
+    def _teardown(self) -> None:
+        if self.channel is not None:
+            self.channel.stop()
+        if self.jail is not None:
+            self.teardown_report = self.jail.teardown()
+        for drain in (self.stdout, self.stderr):
+            if drain is not None:
+                drain.thread.join(timeout=1.0)
+
+    def diagnostics(self) -> dict[str, Any]:
+        """Evidence: exit status, stderr tail, output volume."""
+        evidence: dict[str, Any] = {"bot": self.manifest.ident}
+        if self.process is not None:
+            evidence["exit_status"] = self.process.poll()
+        if self.stderr is not None:
+            evidence["stderr_tail"] = self.stderr.text()[-2000:]
+            evidence["stderr_bytes"] = self.stderr.total
+        if self.stdout is not None:
+            evidence["stdout_bytes"] = self.stdout.total
+        return evidence
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    async def _next(self) -> Incoming:
+        assert self.channel is not None
+        return await self.channel.receive()
+
+    def _send(self, message: pb.RefereeMessage) -> None:
+        if self.channel is not None:
+            self.channel.send(message)
+
+    def _goodbye(self, reason: pb.GoodbyeReason.ValueType, detail: str) -> None:
+        self._send(pb.RefereeMessage(goodbye=pb.Goodbye(reason=reason, detail=detail)))
+
+    def _describe(self, item: Incoming) -> str:
+        if item.arrival is Arrival.EXITED:
+            return f"the bot's process ended ({item.detail})"
+        if item.arrival is Arrival.CLOSED:
+            return "the bot's stream ended (closed, or a message over 1 MiB)"
+        if item.arrival is Arrival.BROKEN:
+            if "RESOURCE_EXHAUSTED" in item.detail:
+                return f"oversized message ({item.detail})"
+            return f"the stream broke ({item.detail})"
+        return str(item.arrival.value)
+
+
+_SERIES_ENDS: Final = {
+    "complete": pb.SERIES_END_COMPLETE,
+    "decided": pb.SERIES_END_DECIDED,
+    "hand_cap": pb.SERIES_END_HAND_CAP,
+    "forfeit": pb.SERIES_END_FORFEIT,
+}
+_FAULT_KINDS: Final = {
+    FaultKind.TIMEOUT: pb.FAULT_KIND_TIMEOUT,
+    FaultKind.CRASH: pb.FAULT_KIND_CRASH,
+    FaultKind.ILLEGAL_ACTION: pb.FAULT_KIND_ILLEGAL_ACTION,
+    FaultKind.PROTOCOL_VIOLATION: pb.FAULT_KIND_PROTOCOL_VIOLATION,
+    FaultKind.STARTUP_FAILURE: pb.FAULT_KIND_STARTUP_FAILURE,
+}
+
+
+def _event_to_pb(event: SeatEvent) -> pb.Event | None:
+    if isinstance(event, OpponentActed):
+        return pb.Event(opponent_action=public_event_to_pb(event.event))
+    if isinstance(event, HandStarted):
+        return pb.Event(
+            hand_started=pb.HandStarted(
+                hand_number=event.hand_number,
+                dealer=event.dealer,
+                hand=cards_to_pb(event.hand),
+                upcard=str(event.upcard),
+                deck_commitment=event.commitment,
+            )
+        )
+    if isinstance(event, HandEnded):
+        record = event.record
+        ended = hand_ended_to_pb(record.outcome, record.number, event.discard, record.games)
+        ended.score.CopyFrom(score_to_pb(event.totals, event.game_winners))
+        return pb.Event(hand_ended=ended)
+    if isinstance(event, SeriesEnded):
+        return pb.Event(
+            series_ended=pb.SeriesEnded(
+                end=_SERIES_ENDS[event.end],
+                winner=-1 if event.winner is None else event.winner,
+                score=score_to_pb(event.totals, event.game_winners),
+                hands=event.hands,
+            )
+        )
+    if isinstance(event, FaultNoticed):
+        fault = event.fault
+        return pb.Event(
+            fault=pb.FaultNotice(
+                seat=fault.seat,
+                kind=_FAULT_KINDS[fault.kind],
+                detail=fault.detail[:500],
+                request_id=fault.request_id,
+                forfeited=event.forfeited,
+            )
+        )
+    return None

@@ -1,0 +1,46 @@
+"""The bot sandbox: layers of isolation around each untrusted bot process.
+
+The referee is the gRPC server; each bot is a client that may reach one Unix socket, the
+``referee.sock`` in its own run folder, and nothing else. ``Sandbox`` finds out which layers
+work on this machine (``detect_layers``), and ``Sandbox.prepare`` builds a ``BotJail`` per bot:
+
+* USER: its own system user and group (``ginbot<N>``), leased exclusively across referees;
+* BWRAP: bubblewrap, with no network, its own pid/ipc/uts/user namespaces, read-only code at
+  ``/bot``, its run folder at ``/run/bot``, a small ``/tmp`` and nothing else of the host;
+* SECCOMP: a deny-list (only Unix sockets; no ptrace, namespaces, bpf, io_uring, TIOCSTI...);
+* CGROUP: memory and pids caps and a kill switch for everything the bot started;
+* RLIMITS: CPU time, file size, open files, no core dumps;
+* PDEATHSIG: the kernel kills the bot when the referee dies;
+* NON_DUMPABLE: the referee cannot be ptraced or read through /proc, and adopts orphans.
+
+Call ``harden_referee_process()`` first thing at start-up (the CLI does): it sets
+``GRPC_ENABLE_FORK_SUPPORT=0``, which only counts before ``grpc`` is imported. See
+``docs``/DESIGN decision 5 and ``research/sandbox.md`` for the reasoning and measurements.
+"""
+
+from referee.sandbox._base import (
+    REQUIRED_LAYERS,
+    Layer,
+    LayerStatus,
+    SandboxLimits,
+    SandboxUnavailable,
+    TeardownReport,
+)
+from referee.sandbox._detect import describe_layers, detect_layers
+from referee.sandbox._jail import BotJail, Sandbox
+from referee.sandbox._libc import harden_referee_process, hardening_state
+
+__all__ = [
+    "REQUIRED_LAYERS",
+    "BotJail",
+    "Layer",
+    "LayerStatus",
+    "Sandbox",
+    "SandboxLimits",
+    "SandboxUnavailable",
+    "TeardownReport",
+    "describe_layers",
+    "detect_layers",
+    "harden_referee_process",
+    "hardening_state",
+]

@@ -1,0 +1,235 @@
+"""One cgroup per bot: memory and pids caps, and killing every process in it.
+
+cgroup v2 is used when the referee's own cgroup can hand the ``memory`` and ``pids``
+controllers to children; otherwise the v1 hierarchies (``memory``, ``pids``, ``freezer``).
+Bot groups are created below the referee's own group, and the bot is moved in by the first
+link of its exec chain, before anything of the bot runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import re
+import secrets
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from referee.sandbox._base import MIB, SandboxLimits
+
+KILL_TIMEOUT_S: Final = 3.0
+REMOVE_TIMEOUT_S: Final = 3.0
+V1_CONTROLLERS: Final = ("memory", "pids", "freezer")
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupPlan:
+    """Where bot cgroups go: one parent (v2) or one parent per v1 controller."""
+
+    version: int
+    parents: tuple[tuple[str, Path], ...]
+
+
+def _mounts() -> tuple[Path | None, dict[str, Path]]:
+    """The cgroup2 mount point and the v1 mount point of each controller."""
+    unified: Path | None = None
+    legacy: dict[str, Path] = {}
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) < 4:
+            continue
+        if fields[2] == "cgroup2" and unified is None:
+            unified = Path(fields[1])
+        elif fields[2] == "cgroup":
+            for option in fields[3].split(","):
+                legacy.setdefault(option, Path(fields[1]))
+    return unified, legacy
+
+
+def _own_paths() -> dict[str, str]:
+    """This process's cgroup path per v1 controller, and under "" for v2."""
+    paths: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            paths[controller] = path
+    return paths
+
+
+def _write(path: Path, value: str | int) -> None:
+    path.write_text(str(value))
+
+
+def _enable_v2_controllers(base: Path) -> None:
+    """Let children of ``base`` use memory and pids (moving this process down if it must)."""
+    wanted = {"memory", "pids"}
+    if wanted <= set((base / "cgroup.subtree_control").read_text().split()):
+        return
+    try:
+        _write(base / "cgroup.subtree_control", "+memory +pids")
+    except OSError as error:
+        if error.errno != errno.EBUSY:
+            raise
+        # "No internal processes": a group with processes cannot hand controllers down. Move
+        # this process (ours) into a leaf of its own, then try again.
+        leaf = base / f"gin-referee-{os.getpid()}"
+        leaf.mkdir(exist_ok=True)
+        _write(leaf / "cgroup.procs", os.getpid())
+        _write(base / "cgroup.subtree_control", "+memory +pids")
+
+
+def _v2_plan(unified: Path, own: str) -> CgroupPlan | str:
+    base = unified / own.lstrip("/")
+    available = set((base / "cgroup.controllers").read_text().split())
+    if not {"memory", "pids"} <= available:
+        return f"cgroup v2 at {base} lacks the memory/pids controllers (has {sorted(available)})"
+    try:
+        _enable_v2_controllers(base)
+    except OSError as error:
+        return f"cannot enable memory+pids in {base}/cgroup.subtree_control: {error}"
+    return CgroupPlan(2, (("unified", base),))
+
+
+@functools.cache
+def find_plan() -> CgroupPlan | str:
+    """Where to make bot cgroups here, or why it is not possible (cached per process)."""
+    if os.geteuid() != 0:
+        return "not root: no cgroups (run the referee as root, or delegate a cgroup v2 subtree)"
+    unified, legacy = _mounts()
+    own = _own_paths()
+    reasons: list[str] = []
+    if unified is not None and "" in own:
+        plan = _v2_plan(unified, own[""])
+        if isinstance(plan, CgroupPlan):
+            return plan
+        reasons.append(plan)
+    if "memory" in legacy and "pids" in legacy:
+        parents = tuple(
+            (name, legacy[name] / own.get(name, "/").lstrip("/"))
+            for name in V1_CONTROLLERS
+            if name in legacy
+        )
+        return CgroupPlan(1, parents)
+    reasons.append("no cgroup v1 memory+pids hierarchies are mounted")
+    return "; ".join(reasons)
+
+
+def group_name(label: str) -> str:
+    """A unique, filesystem-safe cgroup name for a jail."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:60]
+    return f"gin-{safe}-{secrets.token_hex(4)}"
+
+
+class BotCgroup:
+    """The cgroup(s) of one jail. Created with its limits set; ``remove`` takes it away."""
+
+    def __init__(self, plan: CgroupPlan, name: str, limits: SandboxLimits) -> None:
+        self.plan = plan
+        self.dirs: dict[str, Path] = {}
+        try:
+            for controller, parent in plan.parents:
+                directory = parent / name
+                directory.mkdir(mode=0o755)
+                self.dirs[controller] = directory
+            self._set_limits(limits)
+        except OSError:
+            self.remove()
+            raise
+        self.paths: tuple[Path, ...] = tuple(self.dirs.values())
+        """The group directories as created (they are gone after ``remove``)."""
+
+    def _set_limits(self, limits: SandboxLimits) -> None:
+        memory = limits.memory_mb * MIB
+        if self.plan.version == 2:
+            group = self.dirs["unified"]
+            _write(group / "memory.max", memory)
+            for optional, value in (("memory.swap.max", 0), ("memory.oom.group", 1)):
+                if (group / optional).exists():
+                    _write(group / optional, value)
+            _write(group / "pids.max", limits.pids)
+            return
+        _write(self.dirs["memory"] / "memory.limit_in_bytes", memory)
+        # Only after limit_in_bytes (the kernel wants memsw >= mem), and only with swap accounting.
+        memsw = self.dirs["memory"] / "memory.memsw.limit_in_bytes"
+        if memsw.exists():
+            _write(memsw, memory)
+        _write(self.dirs["pids"] / "pids.max", limits.pids)
+
+    @property
+    def procs_files(self) -> list[Path]:
+        """The ``cgroup.procs`` files a process writes its pid to, to join this group."""
+        return [directory / "cgroup.procs" for directory in self.dirs.values()]
+
+    def pids(self) -> list[int]:
+        """Every process in the group (any controller's view)."""
+        found: set[int] = set()
+        for procs in self.procs_files:
+            with contextlib.suppress(OSError):
+                found.update(int(pid) for pid in procs.read_text().split())
+        return sorted(found)
+
+    def oom_kills(self) -> int:
+        """How many processes of the group the OOM killer took."""
+        name = "memory.events" if self.plan.version == 2 else "memory.oom_control"
+        directory = self.dirs.get("unified" if self.plan.version == 2 else "memory")
+        if directory is None:
+            return 0
+        try:
+            text = (directory / name).read_text()
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def kill(self) -> None:
+        """SIGKILL every process of the group: ``cgroup.kill`` (v2) or freeze + kill (v1)."""
+        unified = self.dirs.get("unified")
+        if unified is not None and (unified / "cgroup.kill").exists():
+            with contextlib.suppress(OSError):
+                _write(unified / "cgroup.kill", 1)
+            return
+        self._freeze_and_kill()
+
+    def _set_frozen(self, frozen: bool) -> None:
+        unified, freezer = self.dirs.get("unified"), self.dirs.get("freezer")
+        with contextlib.suppress(OSError):
+            if unified is not None:
+                _write(unified / "cgroup.freeze", int(frozen))
+            elif freezer is not None:
+                _write(freezer / "freezer.state", "FROZEN" if frozen else "THAWED")
+
+    def _freeze_and_kill(self) -> None:
+        deadline = time.monotonic() + KILL_TIMEOUT_S
+        while (members := self.pids()) and time.monotonic() < deadline:
+            self._set_frozen(True)  # nobody forks while we go through the list
+            for pid in members:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self._set_frozen(False)  # a frozen task dies only once thawed
+            time.sleep(0.01)
+
+    def remove(self) -> bool:
+        """rmdir the group(s), retrying while the last processes finish dying."""
+        deadline = time.monotonic() + REMOVE_TIMEOUT_S
+        for controller, directory in list(self.dirs.items()):
+            while True:
+                try:
+                    directory.rmdir()
+                except FileNotFoundError:
+                    pass
+                except OSError as error:
+                    if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                        return False
+                    time.sleep(0.02)
+                    continue
+                del self.dirs[controller]
+                break
+        return True

@@ -1,0 +1,142 @@
+"""What a bot sees under bubblewrap, and the bwrap command line that builds it.
+
+Inside: ``/usr`` (and the usual ``/bin``, ``/lib``... links) read-only, a few files of ``/etc``,
+the referee's Python runtime and the project's own packages read-only at their host paths (so
+``python bot.py`` with the SDK works), the bot's code read-only at ``/bot``, its run folder
+read-only at ``/run/bot`` (the referee's socket is in it: connecting needs no write access to
+the mount), a fresh ``/proc`` and ``/dev``, and a small tmpfs ``/tmp``. Nothing else of the host.
+
+bwrap runs as the bot's uid, so it can only bind what that uid can reach. A source behind a
+directory the bot may not traverse (a runtime under ``/root``, say) is first bind-mounted, by
+root, onto a neutral staging point in a private mount namespace of the bot's exec chain.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+INSIDE_CODE: Final = "/bot"
+INSIDE_RUN: Final = "/run/bot"
+PROJECT_PACKAGES: Final = ("protocol", "referee", "sample_bots")
+ROOT_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES: Final = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/alternatives")
+NAMESPACE_FLAGS: Final = (
+    "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+    "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+    "--cap-drop", "ALL", "--hostname", "gin-bot",
+)  # fmt: skip
+
+
+def _within(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def minimal_roots(paths: Iterable[Path]) -> tuple[Path, ...]:
+    """The paths, without duplicates and without those inside another one."""
+    kept: list[Path] = []
+    for path in sorted(set(paths), key=lambda item: len(item.parts)):
+        if not _within(path, kept):
+            kept.append(path)
+    return tuple(sorted(kept))
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)  # finds, does not import (no grpc import here)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
+@functools.cache
+def runtime_dirs() -> tuple[Path, ...]:
+    """Host folders the bot needs read-only at the same path: Python runtime and project code."""
+    found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}
+    found.add(Path(sys.base_exec_prefix))
+    executable = Path(sys.executable)
+    found.update({executable.parent.parent, executable.resolve().parent.parent})
+    found.update(path for name in PROJECT_PACKAGES if (path := _package_dir(name)) is not None)
+    usable = {path for path in found if path.is_dir() and path != Path("/")}
+    return tuple(path for path in minimal_roots(usable) if not _within(path, [Path("/usr")]))
+
+
+def program_dirs(program: str, visible: Iterable[Path]) -> tuple[Path, ...]:
+    """Extra folders to bind so that an absolute ``program`` outside ``visible`` runs inside."""
+    if not os.path.isabs(program):
+        return ()
+    needed: list[Path] = []
+    for candidate in (Path(program), Path(program).resolve()):
+        if _within(candidate, visible):
+            continue
+        folder = candidate.parent
+        prefix = folder.parent if folder.name == "bin" else folder
+        if prefix != Path("/"):
+            needed.append(prefix)
+    return minimal_roots(needed)
+
+
+def _may_enter(info: os.stat_result, uid: int, gid: int, bits: int) -> bool:
+    """Whether ``uid:gid`` (no supplementary groups) has ``bits`` (octal rwx) on the inode."""
+    if info.st_uid == uid:
+        return info.st_mode >> 6 & bits == bits
+    if info.st_gid == gid:
+        return info.st_mode >> 3 & bits == bits
+    return info.st_mode & bits == bits
+
+
+def reachable(path: Path, uid: int, gid: int) -> bool:
+    """Whether ``uid:gid`` can walk down to ``path`` (all bwrap needs to bind it)."""
+    real = path.resolve()
+    for folder in [*reversed(real.parents), real]:
+        info = os.stat(folder)
+        if stat.S_ISDIR(info.st_mode) and not _may_enter(info, uid, gid, 0o1):
+            return False
+    return True
+
+
+def staging_point(stage_dir: Path, source: Path) -> Path:
+    """The (empty, root-owned 0755) folder of a jail onto which a hidden source is mounted."""
+    digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+    point = stage_dir / digest
+    point.mkdir(mode=0o755, parents=True, exist_ok=True)
+    return point
+
+
+def _root_links() -> list[str]:
+    argv: list[str] = []
+    for name in ROOT_LINKS:
+        if os.path.islink(name):
+            argv += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            argv += ["--ro-bind", name, name]
+    return argv
+
+
+def bwrap_argv(
+    bwrap: str,
+    binds: Iterable[tuple[Path, str]],
+    tmpfs_bytes: int,
+    seccomp_fd: int | None,
+) -> list[str]:
+    """The bwrap command up to and including ``--``: namespaces, the view, the filter.
+
+    ``binds`` are (host source, inside destination) pairs, all read-only; the ones for the code
+    and run folders are among them. Mount order matters: ``/tmp`` comes before any bind, in
+    case a runtime lives below ``/tmp``.
+    """
+    argv = [bwrap, *NAMESPACE_FLAGS, "--ro-bind", "/usr", "/usr", *_root_links()]
+    for name in ETC_FILES:
+        argv += ["--ro-bind-try", name, name]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmpfs_bytes), "--tmpfs", "/tmp"]
+    for source, destination in binds:
+        argv += ["--ro-bind", str(source), destination]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return [*argv, "--chdir", INSIDE_CODE, "--"]

@@ -1,0 +1,17 @@
+"""The ``gin`` executable: harden the process first, then run the command line.
+
+``GRPC_ENABLE_FORK_SUPPORT=0`` only counts if it is set before grpc is imported, so the imports
+that pull grpc in come after :func:`harden_referee_process`.
+"""
+
+from __future__ import annotations
+
+
+def main() -> None:
+    """Entry point of the ``gin`` console script."""
+    from referee.sandbox import harden_referee_process  # noqa: PLC0415 - must precede grpc
+
+    harden_referee_process()
+    from tournaments.cli import app  # noqa: PLC0415 - imports grpc
+
+    app()

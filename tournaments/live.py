@@ -1,0 +1,87 @@
+"""A live view of one match, fed by its log records (``gin play``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+END_WORDS = {
+    "gin": "gin",
+    "knock": "knock",
+    "undercut": "undercut",
+    "stock_exhausted": "drawn (stock)",
+    "turn_cap": "drawn (turn cap)",
+}
+
+
+class MatchView:
+    """Keeps what the screen shows; :meth:`on_record` is the match log's watcher."""
+
+    def __init__(self, names: tuple[str, str]) -> None:
+        self.names = names
+        self.hands: list[dict[str, Any]] = []
+        self.faults: list[dict[str, Any]] = []
+        self.totals: list[list[int]] = [[0, 0, 0], [0, 0, 0]]
+        self.decisions = 0
+        self.result: dict[str, Any] | None = None
+        self.sandbox: list[str] = []
+
+    def on_record(self, record_type: str, fields: dict[str, Any]) -> None:
+        """Take one log record."""
+        if record_type == "header":
+            self.sandbox = list(fields.get("sandbox", []))
+            seats = fields.get("seats") or [None, None]
+            self.names = tuple(  # type: ignore[assignment]
+                f"{seat['name']} {seat['version']}" if seat else name
+                for seat, name in zip(seats, self.names, strict=True)
+            )
+        elif record_type == "request":
+            self.decisions += 1
+        elif record_type == "hand_end":
+            self.hands.append(fields)
+            self.totals = fields["totals"]
+        elif record_type == "fault":
+            self.faults.append(fields)
+        elif record_type == "result":
+            self.result = fields
+
+    def _hands_table(self) -> Table:
+        table = Table(title=f"{self.names[0]}  vs  {self.names[1]}", expand=False)
+        for column in ("#", "end", "winner", "points", "games"):
+            table.add_column(column, justify="right" if column in ("#", "points") else "left")
+        for hand in self.hands[-12:]:
+            winner = "-" if hand["winner"] is None else self.names[hand["winner"]]
+            games = ", ".join(str(game + 1) for game in hand["games"]) or "-"
+            table.add_row(
+                str(hand["hand"] + 1),
+                END_WORDS.get(hand["end"], hand["end"]),
+                winner,
+                str(hand["points"]) if hand["winner"] is not None else "-",
+                games,
+            )
+        return table
+
+    def _score(self) -> Table:
+        table = Table(title="Score sheet")
+        table.add_column("player")
+        games = len(self.totals[0])
+        for game in range(games):
+            table.add_column(f"game {game + 1}", justify="right")
+        for seat in (0, 1):
+            table.add_row(self.names[seat], *(str(total) for total in self.totals[seat]))
+        return table
+
+    def _faults(self) -> Text:
+        text = Text()
+        for fault in self.faults[-5:]:
+            verdict = "forfeit" if fault.get("forfeited") else f"strike {fault.get('strikes')}"
+            text.append(f"fault: {self.names[fault['seat']]}: {fault['kind']}: "
+                        f"{fault['detail']} ({verdict})\n", style="red")  # fmt: skip
+        return text
+
+    def __rich__(self) -> RenderableType:
+        status = Text(f"{len(self.hands)} hands, {self.decisions} decisions\n", style="dim")
+        return Group(self._hands_table(), self._score(), self._faults(), status)

@@ -66,6 +66,17 @@ class MatchConfig:
     """The sandbox layers in force, for the log."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """The action played for a decision, and who chose it."""
+
+    request_id: int
+    action: Action
+    elapsed_ms: float
+    by: str
+    """``bot``; ``referee`` (a safe action after a fault); ``forced`` (the only legal one)."""
+
+
 @dataclass(slots=True)
 class SeatStats:
     """Per-seat counters of one match."""
@@ -253,21 +264,27 @@ class Match:
             self._announce_hand()
         seat = series.to_move
         legal = series.legal_actions()
-        request_id = 0
         if len(legal) == 1:
-            action = legal[0]
+            answer = _Answer(0, legal[0], 0.0, "forced")
         else:
             asked = await self._ask(seat, legal)
             if asked is None:
                 return
-            request_id, action = asked
+            answer = asked
         hands_before = len(series.finished)
-        event = series.apply(action)
+        event = series.apply(answer.action)
         self.log.write(
-            "action", seat=seat, request=request_id, action=action_to_dict(action, hide_card=False)
+            "action",
+            seat=seat,
+            request=answer.request_id,
+            action=action_to_dict(answer.action),
+            by=answer.by,
+            ms=round(answer.elapsed_ms, 3),
         )
         opponent = 1 - seat
-        self.seats[opponent].notify(OpponentActed(_public(opponent, seat, action, event.card)))
+        self.seats[opponent].notify(
+            OpponentActed(_public(opponent, seat, answer.action, event.card))
+        )
         if len(series.finished) > hands_before:
             self._hand_ended(series.finished[-1], event.card)
 
@@ -321,7 +338,7 @@ class Match:
                 )
             )
 
-    async def _ask(self, seat: int, legal: list[Action]) -> tuple[int, Action] | None:
+    async def _ask(self, seat: int, legal: list[Action]) -> _Answer | None:
         """Ask ``seat`` for an action; on a fault, strike and substitute, or forfeit."""
         self.request_id += 1
         request_id = self.request_id
@@ -359,7 +376,7 @@ class Match:
         if fault is None and action is not None:
             fault = self._check(action)
         if fault is None and action is not None:
-            return request_id, action
+            return _Answer(request_id, action, elapsed_ms, "bot")
         assert fault is not None
         evidence = {**fault.fault.evidence, **self.seats[seat].diagnostics()}
         if action is not None:
@@ -367,7 +384,7 @@ class Match:
         recorded = Fault(seat, fault.kind, fault.fault.detail, request_id, elapsed_ms, evidence)
         if self._record(recorded):
             return None
-        return request_id, safe_action(self.series)
+        return _Answer(request_id, safe_action(self.series), elapsed_ms, "referee")
 
     def _check(self, action: Action) -> BotFault | None:
         try:

@@ -12,6 +12,7 @@ clear fault rather than a traceback.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Final
@@ -44,7 +45,7 @@ from referee.rules import (
     SeriesEnd,
     TakeUpcard,
 )
-from referee.rules.cards import card_set
+from referee.rules.cards import CARD_NAMES, card_set, iter_cards
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this code speaks (``Hello.protocol_version``)."""
@@ -54,7 +55,7 @@ PROTOCOL_VERSION: Final = 1
 
 def card_to_pb(card: Card | None) -> str:
     """A card's notation, or ``""`` for no card."""
-    return "" if card is None else str(card)
+    return "" if card is None else CARD_NAMES[card]
 
 
 def card_from_pb(text: str, field: str = "card") -> Card:
@@ -71,7 +72,8 @@ def card_from_pb(text: str, field: str = "card") -> Card:
 
 def cards_to_pb(cards: Iterable[Card]) -> list[str]:
     """A card set as notation strings, in card order."""
-    return [str(card) for card in card_set(list(cards))]
+    mask = cards.mask if isinstance(cards, CardSet) else card_set(list(cards)).mask
+    return [CARD_NAMES[card] for card in iter_cards(mask)]
 
 
 def cards_from_pb(texts: Iterable[str], field: str = "cards") -> CardSet:
@@ -114,6 +116,12 @@ def action_to_pb(action: Action, request_id: int = 0) -> pb.Action:
             for meld in action.melds:
                 message.knock.melds.add(cards=cards_to_pb(meld))
     return message
+
+
+@functools.lru_cache(maxsize=1024)
+def shared_action_pb(action: Action) -> pb.Action:
+    """A cached message for an action without request id, only ever to be copied."""
+    return action_to_pb(action)
 
 
 def action_from_pb(message: pb.Action) -> Action:
@@ -265,23 +273,59 @@ def score_from_pb(
     return (first, second), winners
 
 
-def observation_to_pb(view: Observation) -> pb.Observation:
+def observation_to_pb(view: Observation, *, with_history: bool = True) -> pb.Observation:
     """A seat's view as a message (the hand outcome travels in HandEnded, not here)."""
-    return pb.Observation(
+    message = pb.Observation(
         seat=view.seat,
         hand_number=view.hand_number,
         dealer=view.dealer,
         hand=cards_to_pb(view.hand),
-        discard_pile=[str(card) for card in view.discard_pile],
+        discard_pile=[CARD_NAMES[card] for card in view.discard_pile],
         stock_count=view.stock_count,
-        opponent_took=[str(card) for card in view.opponent_took],
+        opponent_took=[CARD_NAMES[card] for card in view.opponent_took],
         opponent_known=cards_to_pb(view.opponent_known),
         opponent_hand_size=view.opponent_hand_size,
         taken_this_turn=card_to_pb(view.taken_this_turn),
         turns=view.turns,
-        history=[public_event_to_pb(event) for event in view.history],
         score=score_to_pb(view.totals, view.game_winners),
     )
+    if with_history:
+        message.history.extend(public_event_to_pb(event) for event in view.history)
+    return message
+
+
+class ObservationEncoder:
+    """:func:`observation_to_pb` for one seat across a series, encoding each event once.
+
+    A hand's history only grows, so the encoder keeps the wire bytes of the history it has
+    already encoded and appends the new events' bytes: a request costs the same early and late
+    in a hand. The result equals ``observation_to_pb(view)``.
+    """
+
+    def __init__(self) -> None:
+        self._hand = -1
+        self._count = 0
+        self._last: PublicEvent | None = None
+        self._bytes = bytearray()
+
+    def encode(self, view: Observation) -> pb.Observation:
+        """The view as a message."""
+        history = view.history
+        fresh = view.hand_number != self._hand or len(history) < self._count
+        if not fresh and self._count and history[self._count - 1] is not self._last:
+            fresh = True
+        if fresh:
+            self._hand, self._count, self._last = view.hand_number, 0, None
+            self._bytes.clear()
+        if len(history) > self._count:
+            extra = pb.Observation()
+            extra.history.extend(public_event_to_pb(event) for event in history[self._count :])
+            self._bytes += extra.SerializeToString()
+            self._count = len(history)
+            self._last = history[-1]
+        message = observation_to_pb(view, with_history=False)
+        message.MergeFromString(bytes(self._bytes))
+        return message
 
 
 def observation_from_pb(

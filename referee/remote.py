@@ -23,14 +23,14 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol.convert import (
     DECISION_KINDS,
     PROTOCOL_VERSION,
+    ObservationEncoder,
     action_from_pb,
-    action_to_pb,
     cards_to_pb,
     hand_ended_to_pb,
-    observation_to_pb,
     params_to_pb,
     public_event_to_pb,
     score_to_pb,
+    shared_action_pb,
 )
 from protocol.manifest import Manifest
 from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
@@ -129,6 +129,7 @@ class RemoteSeat:
         self.stdout: OutputDrain | None = None
         self.stderr: OutputDrain | None = None
         self.stale: set[int] = set()
+        self.encoder = ObservationEncoder()
         self.seat = -1
         self.closed = False
         self.started_at = 0.0
@@ -244,8 +245,8 @@ class RemoteSeat:
                 request=pb.DecisionRequest(
                     request_id=request_id,
                     kind=DECISION_KINDS[decision.view.phase],
-                    observation=observation_to_pb(decision.view),
-                    legal_actions=[action_to_pb(action) for action in decision.legal],
+                    observation=self.encoder.encode(decision.view),
+                    legal_actions=[shared_action_pb(action) for action in decision.legal],
                     time_left_ms=int(decision.time_left_ms),
                     time_bank_left_ms=int(decision.bank_left_ms),
                 )

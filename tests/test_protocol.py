@@ -11,6 +11,7 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol.codegen import GENERATED, generate
 from protocol.convert import (
     DECISION_KINDS,
+    ObservationEncoder,
     action_from_pb,
     action_to_pb,
     cards_from_pb,
@@ -154,3 +155,18 @@ def test_malformed_actions_are_clear_errors(message: pb.Action, error: str) -> N
 def test_bad_card_lists_name_the_field() -> None:
     with pytest.raises(ValueError, match=r"observation\.hand: bad card"):
         cards_from_pb(["As", "Qx"], "observation.hand")
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_observation_encoder_equals_the_plain_conversion(seed: int) -> None:
+    series = SeriesState(seed)
+    policy = RandomPolicy(seed)
+    encoders = (ObservationEncoder(), ObservationEncoder())
+    for _ in range(600):
+        if series.result is not None:
+            break
+        seat = series.to_move
+        view = observation(series, seat)
+        assert encoders[seat].encode(view) == observation_to_pb(view)
+        series.apply(policy(view, series.legal_actions()))

@@ -28,6 +28,7 @@ from referee.rules.hand import (
     Knock,
     PassUpcard,
     Phase,
+    PublicEvent,
     TakeUpcard,
     deck_commitment,
     shuffled_deck,
@@ -42,7 +43,7 @@ from referee.rules.melds import (
     knock_layout,
     min_deadwood,
 )
-from referee.rules.observe import Observation, PublicEvent, legal_actions, observation
+from referee.rules.observe import Observation, legal_actions, observation
 from referee.rules.params import RuleParams, Scoring
 from referee.rules.play import (
     GreedyPolicy,

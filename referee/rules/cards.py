@@ -54,7 +54,7 @@ class Card(int):
         return 1 << self
 
     def __str__(self) -> str:
-        return RANKS[self % LANE] + SUITS[self // LANE]
+        return CARD_NAMES[self]
 
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"
@@ -79,6 +79,8 @@ class Card(int):
 
 
 RANK_VALUES: Final = tuple(min(rank + 1, 10) for rank in range(LANE))
+CARD_NAMES: Final = tuple(RANKS[n % LANE] + SUITS[n // LANE] for n in range(52))
+"""The notation of each card number."""
 CARDS: Final = tuple(Card(n) for n in range(52))
 CARD_VALUES: Final = tuple(card.value for card in CARDS)
 

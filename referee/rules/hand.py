@@ -152,6 +152,21 @@ class Event(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class PublicEvent:
+    """One action as a seat saw it: ``card`` is ``None`` for the opponent's stock draw."""
+
+    seat: int
+    action: Action
+    card: Card | None
+
+
+def public_view(event: Event, seat: int) -> PublicEvent:
+    """What ``seat`` sees of an action: everything but the card of the opponent's stock draw."""
+    hidden = event.seat != seat and isinstance(event.action, DrawStock)
+    return PublicEvent(event.seat, event.action, None if hidden else event.card)
+
+
+@dataclass(frozen=True, slots=True)
 class HandOutcome:
     """How a hand ended, with the showdown when someone knocked."""
 
@@ -252,6 +267,10 @@ class HandState:
         self._stock_only = False
         self._taken = 0
         self._took: tuple[list[Card], list[Card]] = ([], [])
+        self._known = [0, 0]
+        """Per seat: cards it took from the pile and still holds (public knowledge)."""
+        self._views: tuple[list[PublicEvent], list[PublicEvent]] = ([], [])
+        """Per seat: the history as that seat saw it, kept as the hand goes."""
         self._history: list[Event] = []
         self.outcome: HandOutcome | None = None
 
@@ -307,6 +326,14 @@ class HandState:
     def took_from_pile(self, seat: int) -> tuple[Card, ...]:
         """Every card ``seat`` took from the discard pile this hand (public knowledge)."""
         return tuple(self._took[seat])
+
+    def known_cards(self, seat: int) -> CardSet:
+        """The cards ``seat`` took from the pile and still holds (public knowledge)."""
+        return CardSet.of_mask(self._known[seat])
+
+    def seen_history(self, seat: int) -> tuple[PublicEvent, ...]:
+        """This hand's actions as ``seat`` saw them (see :func:`public_view`)."""
+        return tuple(self._views[seat])
 
     def legal_actions(self) -> list[Action]:
         """Every legal action of the player to move (empty once the hand is over).
@@ -408,6 +435,13 @@ class HandState:
     def _record(self, action: Action, card: Card | None) -> Event:
         event = Event(self.to_move, action, card)
         self._history.append(event)
+        for seat in (0, 1):
+            self._views[seat].append(public_view(event, seat))
+        if card is not None:
+            if isinstance(action, TakeUpcard | DrawDiscard):
+                self._known[self.to_move] |= 1 << card
+            elif isinstance(action, Discard | Knock):
+                self._known[self.to_move] &= ~(1 << card)
         return event
 
     def _pass_upcard(self) -> Event:

@@ -10,26 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from referee.rules.cards import Card, CardSet
-from referee.rules.hand import (
-    Action,
-    DrawDiscard,
-    DrawStock,
-    HandOutcome,
-    HandState,
-    Phase,
-    TakeUpcard,
-)
+from referee.rules.hand import Action, HandOutcome, HandState, Phase, PublicEvent
 from referee.rules.params import RuleParams
 from referee.rules.series import SeriesState
-
-
-@dataclass(frozen=True, slots=True)
-class PublicEvent:
-    """One action as a seat saw it: ``card`` is ``None`` for the opponent's stock draw."""
-
-    seat: int
-    action: Action
-    card: Card | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +56,8 @@ class Observation:
         return 1 - self.seat
 
 
-def _public_history(hand: HandState, seat: int) -> tuple[PublicEvent, ...]:
-    events = []
-    for event in hand.history:
-        hidden = event.seat != seat and isinstance(event.action, DrawStock)
-        events.append(PublicEvent(event.seat, event.action, None if hidden else event.card))
-    return tuple(events)
-
-
-def _opponent_known(hand: HandState, opponent: int) -> CardSet:
-    known = 0
-    for event in hand.history:
-        if event.seat != opponent or event.card is None:
-            continue
-        if isinstance(event.action, TakeUpcard | DrawDiscard):
-            known |= 1 << event.card
-        elif not isinstance(event.action, DrawStock):
-            known &= ~(1 << event.card)
-    return CardSet.of_mask(known)
-
-
-def hand_observation(hand: HandState, seat: int) -> Observation:
-    """A seat's view of one hand (no series scores).
+def hand_observation(hand: HandState, seat: int, series: SeriesState | None = None) -> Observation:
+    """A seat's view of one hand, with the series' scores when ``series`` is given.
 
     Raises:
         ValueError: a seat other than 0 or 1.
@@ -112,14 +75,21 @@ def hand_observation(hand: HandState, seat: int) -> Observation:
         discard_pile=hand.discard_pile,
         stock_count=hand.stock_count,
         opponent_took=hand.took_from_pile(opponent),
-        opponent_known=_opponent_known(hand, opponent),
+        opponent_known=hand.known_cards(opponent),
         opponent_hand_size=len(hands[opponent]),
         taken_this_turn=hand.taken_this_turn if hand.to_move == seat else None,
         turns=hand.turns,
-        history=_public_history(hand, seat),
+        history=hand.seen_history(seat),
         outcome=_public_outcome(hand.outcome, seat),
         params=hand.params,
+        hand_number=0 if series is None else series.hand_number,
+        totals=NO_SCORES if series is None else (series.score.totals(0), series.score.totals(1)),
+        game_winners=NO_WINNERS if series is None else series.score.game_winners,
     )
+
+
+NO_SCORES: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
+NO_WINNERS: tuple[int | None, ...] = (None, None, None)
 
 
 def _public_outcome(outcome: HandOutcome | None, seat: int) -> HandOutcome | None:
@@ -143,13 +113,7 @@ def observation(state: SeriesState | HandState, seat: int) -> Observation:
     """
     if isinstance(state, HandState):
         return hand_observation(state, seat)
-    score = state.score
-    return replace(
-        hand_observation(state.hand, seat),
-        hand_number=state.hand_number,
-        totals=(score.totals(0), score.totals(1)),
-        game_winners=score.game_winners,
-    )
+    return hand_observation(state.hand, seat, state)
 
 
 def legal_actions(state: SeriesState | HandState) -> list[Action]:

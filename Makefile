@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench proto clean node-bot sandbox-deps
+.PHONY: demo test lint bench proto clean node-bot sandbox-deps browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,10 +46,22 @@ sandbox-deps:
 	  command -v bwrap >/dev/null 2>&1 || echo "make sandbox-deps: bubblewrap is missing: as root, apt-get install bubblewrap"; \
 	fi
 
-demo: $(STAMP)
-	$(BIN)/gin demo
+# Debian's Chromium, for the replay page's browser tests (tests/test_replay_html.py). As root this
+# installs it when missing; otherwise it only says that those tests will skip.
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make browser-deps: installing chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	    || echo "make browser-deps: could not install chromium: the browser tests will skip"; \
+	else \
+	  echo "make browser-deps: not root and chromium is missing: the browser tests will skip (as root: apt-get install chromium)"; \
+	fi
 
-test: $(STAMP) node-bot sandbox-deps
+demo: $(STAMP) node-bot sandbox-deps
+	$(BIN)/gin league demo
+
+test: $(STAMP) node-bot sandbox-deps browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -25,6 +25,7 @@ from referee.rules import (
     Discard,
     DrawStock,
     HandRecord,
+    HandState,
     IllegalActionError,
     Phase,
     PublicEvent,
@@ -133,13 +134,13 @@ class MatchResult:
         }
 
 
-def safe_action(series: SeriesState) -> Action:
+def safe_action(state: SeriesState | HandState) -> Action:
     """The action the referee plays for a seat at fault: never a knock, always legal.
 
     Pass the upcard; draw from the stock; discard the card that leaves the least deadwood (the
     highest card, then the lowest card number, on ties).
     """
-    hand = series.hand
+    hand = state.hand if isinstance(state, SeriesState) else state
     if hand.phase is Phase.UPCARD:
         return PASS_UPCARD
     if hand.phase is Phase.DRAW:

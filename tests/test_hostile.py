@@ -9,7 +9,6 @@ no jail folder. Where a sandbox layer is missing here, the tests that need it sa
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import sys
 import time
@@ -28,6 +27,7 @@ from referee.match import MatchConfig, MatchResult
 from referee.matchlog import read_records
 from referee.remote import RemoteSeat
 from referee.sandbox import Layer, Sandbox, SandboxLimits
+from tests.hostile_bots import hostile_folder
 
 HERE = Path(__file__).resolve().parent
 GREEDY = HERE.parent / "sample_bots" / "greedy"
@@ -88,18 +88,6 @@ def needs(sandbox: Sandbox, *layers: Layer) -> None:
         pytest.skip(
             "; ".join(f"sandbox layer {s.layer.name} unavailable: {s.detail}" for s in missing)
         )
-
-
-def hostile_folder(parent: Path, mode: str, arg: str = "") -> Path:
-    folder = parent / f"hostile-{mode}"
-    folder.mkdir()
-    shutil.copy(HERE / "hostile" / "hostile.py", folder / "hostile.py")
-    command = ["python", "hostile.py", mode] + ([arg] if arg else [])
-    quoted = ", ".join(f'"{part}"' for part in command)
-    (folder / "bot.toml").write_text(
-        f'name = "hostile"\nversion = "{mode}"\ncommand = [{quoted}]\n'
-    )
-    return folder
 
 
 def play(

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import trio
 import typer
-from rich.console import Console
 from rich.live import Live
 
 from protocol.manifest import Manifest, ManifestError, load_manifest
@@ -28,8 +27,11 @@ from referee.rules import (
     patient_policy,
     play_series,
 )
-from referee.sandbox import Sandbox, SandboxUnavailable, describe_layers, detect_layers
+from referee.sandbox import Sandbox, describe_layers, detect_layers
 from tournaments import render
+from tournaments.cli_common import MoveTime, Strict, bot_app, console, open_sandbox
+from tournaments.cli_league import league_app
+from tournaments.cli_replay import replay
 from tournaments.live import MatchView
 
 app = typer.Typer(
@@ -38,28 +40,11 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console()
-bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
 app.add_typer(bot_app, name="bot")
 sandbox_app = typer.Typer(help="The bot sandbox on this machine.", no_args_is_help=True)
 app.add_typer(sandbox_app, name="sandbox")
-
-Strict = Annotated[
-    bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
-]
-MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the time bank).")]
-
-
-def _sandbox(strict: bool) -> Sandbox:
-    """The sandbox, with its warnings printed; exit 3 when strict and incomplete."""
-    try:
-        sandbox = Sandbox(strict=strict)
-    except SandboxUnavailable as error:
-        console.print(f"[red]sandbox refused:[/red] {error}")
-        raise typer.Exit(3) from None
-    for warning in sandbox.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
-    return sandbox
+app.add_typer(league_app, name="league")
+app.command()(replay)
 
 
 def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
@@ -136,7 +121,7 @@ def play(
 ) -> None:
     """Play one Hollywood series between two bot folders, shown live."""
     manifests = (_manifest(bot_a), _manifest(bot_b))
-    sandbox = _sandbox(strict)
+    sandbox = open_sandbox(strict)
     seed = secrets.randbits(63) if seed is None else seed
     match_id = f"play-{seed}"
     log = log or Path("runs") / f"{match_id}.jsonl"
@@ -171,19 +156,12 @@ def bot_check(
     strict: Strict = False,
 ) -> None:
     """The conformance kit: play the bot against a sample bot and list every problem."""
-    sandbox = _sandbox(strict)
+    sandbox = open_sandbox(strict)
     control = TimeControl(move_time_ms=int(move_time * 1000))
     report = trio.run(
         lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
     )
-    console.print(
-        f"[bold]{report.ident}[/bold]: {report.decisions} decisions in "
-        f"{report.series} series"
-        + (f", hello after {report.startup_ms:.0f} ms" if report.startup_ms is not None else "")
-    )
-    for item in report.items:
-        mark = "[green]✓[/green]" if item.passed else "[red]✗[/red]"
-        console.print(f"{mark} {item.name}" + (f": {item.detail}" if item.detail else ""))
+    render.print_checklist(console, report)
     if not report.passed:
         raise typer.Exit(1)
 

@@ -15,3 +15,7 @@ def main() -> None:
     from tournaments.cli import app  # noqa: PLC0415 - imports grpc
 
     app()
+
+
+if __name__ == "__main__":
+    main()

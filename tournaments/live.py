@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
+
+from tournaments.runner import Progress
 
 END_WORDS = {
     "gin": "gin",
@@ -78,10 +82,47 @@ class MatchView:
         text = Text()
         for fault in self.faults[-5:]:
             verdict = "forfeit" if fault.get("forfeited") else f"strike {fault.get('strikes')}"
-            text.append(f"fault: {self.names[fault['seat']]}: {fault['kind']}: "
-                        f"{fault['detail']} ({verdict})\n", style="red")  # fmt: skip
+            text.append(
+                f"fault: {self.names[fault['seat']]}: {fault['kind']}: "
+                f"{fault['detail']} ({verdict})\n",
+                style="red",
+            )
         return text
 
     def __rich__(self) -> RenderableType:
         status = Text(f"{len(self.hands)} hands, {self.decisions} decisions\n", style="dim")
         return Group(self._hands_table(), self._score(), self._faults(), status)
+
+
+class LeagueView:
+    """The live display of ``gin league run``: progress, ETA, running matches, faults."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.progress: Progress | None = None
+
+    def update(self, progress: Progress) -> None:
+        """The runner's listener."""
+        self.progress = progress
+
+    def __rich__(self) -> RenderableType:
+        progress = self.progress
+        if progress is None:
+            return Text("starting...")
+        finished = progress.done + progress.failed
+        bar = ProgressBar(total=max(progress.total, 1), completed=finished, width=40)
+        eta = progress.eta_s(self.jobs)
+        eta_text = "?" if eta is None else f"{int(eta // 60)}m{int(eta % 60):02d}s"
+        head = Text(
+            f"{progress.league}: {progress.done}/{progress.total} done, "
+            f"{progress.failed} failed, {len(progress.running)} running, ETA {eta_text}"
+        )
+        now = time.monotonic()
+        running = Text(
+            "\n".join(
+                f"  {match_id} ({now - started:.0f}s)"
+                for match_id, started in list(progress.running.items())[:8]
+            )
+        )
+        faults = Text("\n".join(f"  {line}" for line in progress.faults), style="red")
+        return Group(head, bar, running, faults)

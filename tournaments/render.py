@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from referee.conformance import CheckReport
 from referee.rules import HandEnd, HandRecord, SeriesResult
 from referee.rules.cards import Card, CardSet
+from tournaments.standings import Standings
+from tournaments.store import BotRow
 
 SUIT_STYLES = {0: "green", 1: "blue", 2: "red", 3: "white"}
 END_WORDS = {
@@ -89,3 +93,87 @@ def result_line(result: SeriesResult, names: Sequence[str]) -> str:
     else:
         verdict = f"{names[result.winner]} wins the series"
     return f"{verdict} ({result.end.value}, {len(result.hands)} hands, seed {result.seed})"
+
+
+def print_checklist(console: Console, report: CheckReport) -> None:
+    """The conformance checklist, one line per item."""
+    startup = "" if report.startup_ms is None else f", hello after {report.startup_ms:.0f} ms"
+    console.print(
+        f"[bold]{report.ident}[/bold]: {report.decisions} decisions in "
+        f"{report.series} series{startup}"
+    )
+    for item in report.items:
+        mark = "[green]✓[/green]" if item.passed else "[red]✗[/red]"
+        console.print(f"{mark} {item.name}" + (f": {item.detail}" if item.detail else ""))
+
+
+def bots_table(bots: Sequence[BotRow]) -> Table:
+    """The registry."""
+    table = Table(title="Submitted bots")
+    for column in ("bot", "hash", "author", "description"):
+        table.add_column(column)
+    for bot in bots:
+        table.add_row(bot.ident, bot.hash[:12], bot.author, bot.description)
+    return table
+
+
+def standings_table(standings: Standings) -> Table:
+    """One line per bot, best rating first (full detail: ``--format json``)."""
+    table = Table(title=f"Standings: {standings.league} ({standings.series} series)")
+    for column, justify in (
+        ("#", "right"),
+        ("bot", "left"),
+        ("Elo", "right"),
+        ("95% CI", "right"),
+        ("series W-L-D", "right"),
+        ("games", "right"),
+        ("hands", "right"),
+        ("points +/-", "right"),
+        ("gin/knock/uc", "right"),
+        ("faults", "left"),
+        ("ms", "right"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for rank, bot in enumerate(standings.bots, start=1):
+        faults = " ".join(f"{kind}:{count}" for kind, count in sorted(bot.faults.items()))
+        table.add_row(
+            str(rank),
+            bot.bot,
+            f"{bot.rating:+.0f}",
+            f"{bot.rating_low:+.0f}..{bot.rating_high:+.0f}",
+            f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
+            f"{bot.games_won}-{bot.games_lost}",
+            str(bot.hands_won),
+            f"{bot.points_for}/{bot.points_against}",
+            f"{bot.gins}/{bot.knocks}/{bot.undercuts_given}",
+            faults or "-",
+            f"{bot.mean_ms:.1f}",
+        )
+    return table
+
+
+def pairwise_table(standings: Standings) -> Table:
+    """Each pairing: score, likelihood of superiority, paired point margin."""
+    table = Table(title="Pairwise (row against column)")
+    for column in ("bot", "opponent", "series", "score", "LOS", "paired margin (95% CI)"):
+        table.add_column(column, justify="left" if column in ("bot", "opponent") else "right")
+    for pair in standings.pairwise:
+        if pair.bot > pair.opponent:
+            continue
+        margin = "-"
+        if pair.margin is not None:
+            interval = (
+                ""
+                if pair.margin_low is None
+                else f" ({pair.margin_low:+.1f}, {pair.margin_high:+.1f})"
+            )
+            margin = f"{pair.margin:+.1f}{interval}"
+        table.add_row(
+            pair.bot,
+            pair.opponent,
+            str(pair.series),
+            f"{pair.score:.0%}",
+            f"{pair.los:.0%}",
+            margin,
+        )
+    return table

@@ -1,0 +1,278 @@
+"""The reader of log format 1 (``referee.matchlog``, ``LOG_FORMAT = 1``).
+
+Every field is checked for presence and type; a record that fails names its line and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.control import FaultPolicy, TimeControl
+from referee.matchlog import action_from_dict
+from referee.replay._read import RawRecord
+from referee.replay._records import (
+    ActionRecord,
+    BadRecord,
+    BodyRecord,
+    FaultRecord,
+    HandEndRecord,
+    HandStart,
+    Header,
+    LogReadError,
+    MatchLogData,
+    Request,
+    ResultRecord,
+    SeatIdentity,
+    Totals,
+)
+from referee.rules import Card, RuleParams
+
+
+class FieldError(ValueError):
+    """A record field is missing or of the wrong type."""
+
+
+class Fields:
+    """Typed access to one record's fields; each getter raises :class:`FieldError`."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def _get(self, name: str) -> Any:
+        if name not in self.data:
+            raise FieldError(f"field {name!r} is missing")
+        return self.data[name]
+
+    def whole(self, name: str) -> int:
+        value = self._get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise FieldError(f"field {name!r} must be a whole number, not {value!r}")
+        return value
+
+    def seat(self, name: str) -> int:
+        value = self.whole(name)
+        if value not in (0, 1):
+            raise FieldError(f"field {name!r} must be seat 0 or 1, not {value!r}")
+        return value
+
+    def optional_seat(self, name: str) -> int | None:
+        return None if self._get(name) is None else self.seat(name)
+
+    def number(self, name: str) -> float:
+        value = self._get(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise FieldError(f"field {name!r} must be a number, not {value!r}")
+        return float(value)
+
+    def text(self, name: str) -> str:
+        value = self._get(name)
+        if not isinstance(value, str):
+            raise FieldError(f"field {name!r} must be text, not {value!r}")
+        return value
+
+    def optional_str(self, name: str) -> str | None:
+        return None if self._get(name) is None else self.text(name)
+
+    def flag(self, name: str) -> bool:
+        value = self._get(name)
+        if not isinstance(value, bool):
+            raise FieldError(f"field {name!r} must be true or false, not {value!r}")
+        return value
+
+    def obj(self, name: str) -> dict[str, Any]:
+        value = self._get(name)
+        if not isinstance(value, dict):
+            raise FieldError(f"field {name!r} must be an object")
+        return value
+
+    def items(self, name: str) -> list[Any]:
+        value = self._get(name)
+        if not isinstance(value, list):
+            raise FieldError(f"field {name!r} must be a list")
+        return value
+
+    def ints(self, name: str) -> tuple[int, ...]:
+        values = self.items(name)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            raise FieldError(f"field {name!r} must be a list of whole numbers")
+        return tuple(values)
+
+    def totals(self, name: str) -> Totals:
+        values = self.items(name)
+        if len(values) != 2:
+            raise FieldError(f"field {name!r} must hold both seats' totals")
+        seats = tuple(Fields({name: value}).ints(name) for value in values)
+        return (seats[0], seats[1])
+
+
+def _header(raw: RawRecord, path: Path | None) -> Header:
+    assert raw.data is not None
+    fields = Fields(raw.data)
+    try:
+        seats = fields.items("seats")
+        if len(seats) != 2:
+            raise FieldError("field 'seats' must list two seats")
+        return Header(
+            line=raw.line,
+            format=fields.whole("format"),
+            match_id=fields.text("match_id"),
+            started_at=fields.text("started_at"),
+            params=RuleParams.from_dict(fields.obj("rules")),
+            seed_commitment=fields.text("seed_commitment"),
+            first_dealer=fields.seat("first_dealer"),
+            time_control=TimeControl(**fields.obj("time_control")),
+            fault_policy=FaultPolicy(**fields.obj("fault_policy")),
+            sandbox=tuple(str(layer) for layer in fields.items("sandbox")),
+            seats=(_seat(seats[0]), _seat(seats[1])),
+        )
+    except (ValueError, TypeError) as error:
+        raise LogReadError(BadRecord(raw.line, "header", str(error)), path) from None
+
+
+def _seat(value: Any) -> SeatIdentity | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise FieldError("each seat must be an object or null")
+    fields = Fields(value)
+    return SeatIdentity(fields.text("name"), fields.text("version"), fields.text("code_hash"))
+
+
+def _hand_start(line: int, fields: Fields) -> HandStart:
+    return HandStart(line, fields.whole("hand"), fields.seat("dealer"), fields.text("commitment"))
+
+
+def _request(line: int, fields: Fields) -> Request:
+    return Request(
+        line,
+        fields.whole("id"),
+        fields.seat("seat"),
+        fields.text("phase"),
+        fields.whole("legal"),
+        fields.number("limit_ms"),
+    )
+
+
+def _action(line: int, fields: Fields) -> ActionRecord:
+    try:
+        action = action_from_dict(fields.obj("action"))
+    except ValueError as error:
+        raise FieldError(f"field 'action' is not an action: {error}") from None
+    return ActionRecord(
+        line,
+        fields.seat("seat"),
+        fields.whole("request"),
+        action,
+        fields.text("by"),
+        fields.number("ms"),
+    )
+
+
+def _fault(line: int, fields: Fields) -> FaultRecord:
+    return FaultRecord(
+        line,
+        fields.seat("seat"),
+        fields.text("kind"),
+        fields.text("detail"),
+        fields.whole("request_id"),
+        fields.number("elapsed_ms"),
+        fields.obj("evidence"),
+        fields.whole("strikes"),
+        fields.flag("forfeited"),
+    )
+
+
+def _deck(fields: Fields) -> tuple[Card, ...]:
+    cards = fields.items("deck")
+    try:
+        deck = tuple(Card.parse(str(card)) for card in cards)
+    except ValueError as error:
+        raise FieldError(f"field 'deck' holds a bad card: {error}") from None
+    if sorted(deck) != list(range(52)):
+        raise FieldError("field 'deck' must hold each of the 52 cards exactly once")
+    return deck
+
+
+def _hand_end(line: int, fields: Fields) -> HandEndRecord:
+    return HandEndRecord(
+        line,
+        fields.whole("hand"),
+        fields.text("end"),
+        fields.optional_seat("winner"),
+        fields.whole("points"),
+        fields.optional_seat("knocker"),
+        fields.ints("games"),
+        fields.optional_str("knocker_layout"),
+        fields.optional_str("defender_layout"),
+        fields.totals("totals"),
+        fields.whole("turns"),
+        _deck(fields),
+    )
+
+
+def _result(line: int, fields: Fields) -> ResultRecord:
+    game_winners = fields.items("game_winners")
+    if not all(winner in (0, 1, None) for winner in game_winners):
+        raise FieldError("field 'game_winners' must hold seats 0, 1 or null")
+    faults = fields.items("faults")
+    stats = fields.items("stats")
+    if not all(isinstance(item, dict) for item in [*faults, *stats]):
+        raise FieldError("fields 'faults' and 'stats' must hold objects")
+    seed = fields.whole("seed")
+    if seed < 0:
+        raise FieldError(f"field 'seed' must be a non-negative number, not {seed}")
+    return ResultRecord(
+        line,
+        fields.text("match_id"),
+        fields.optional_seat("winner"),
+        fields.text("end"),
+        fields.ints("forfeited"),
+        fields.totals("totals"),
+        tuple(game_winners),
+        fields.whole("hands"),
+        tuple(faults),
+        tuple(stats),
+        seed,
+    )
+
+
+_BODY: dict[str, Callable[[int, Fields], BodyRecord]] = {
+    "hand_start": _hand_start,
+    "request": _request,
+    "action": _action,
+    "fault": _fault,
+    "hand_end": _hand_end,
+    "result": _result,
+}
+
+
+def body_record(raw: RawRecord) -> BodyRecord | BadRecord:
+    """One record after the header, or why it cannot be read."""
+    if raw.data is None:
+        return raw.problem
+    kind = raw.data["type"]
+    build = _BODY.get(kind)
+    if build is None:
+        return BadRecord(raw.line, kind, f"unknown record type {kind!r}")
+    try:
+        return build(raw.line, Fields(raw.data))
+    except FieldError as error:
+        return BadRecord(raw.line, kind, str(error))
+
+
+def read(path: Path | None, raws: Sequence[RawRecord]) -> MatchLogData:
+    """Read format-1 records; stop at the first that cannot be read.
+
+    Raises:
+        LogReadError: the header is not a readable format-1 header.
+    """
+    header = _header(raws[0], path)
+    records: list[BodyRecord] = []
+    for raw in raws[1:]:
+        record = body_record(raw)
+        if isinstance(record, BadRecord):
+            return MatchLogData(path, header, tuple(records), record, raw.cut)
+        records.append(record)
+    return MatchLogData(path, header, tuple(records))

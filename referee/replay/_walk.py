@@ -1,0 +1,590 @@
+"""Re-playing a log through the rules engine, record by record, checking each as it goes.
+
+The walk keeps the full state the referee had (the hand, the score sheet, strikes, time banks)
+and checks every record against it; the first record that disagrees stops the walk with a
+:class:`Disagreement` that names it. Along the way it can collect the replay's steps.
+
+Where a hand's deck comes from: the hand's own ``hand_end`` record (the deck is revealed there),
+or, for a hand that never ended (a forfeit), the seed in the ``result`` record. Either way it is
+checked against the hand's commitment *before* the hand's actions are replayed, since actions can
+only be judged with a deck that is known to be the one dealt; a mismatch names the record that
+revealed the deck. When the seed is known (the log has its result) every deck is also checked
+against the deck the seed deals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from referee.faults import FaultKind
+from referee.match import FORFEIT, safe_action
+from referee.matchlog import seed_commitment
+from referee.replay._records import (
+    ActionRecord,
+    BodyRecord,
+    FaultRecord,
+    HandEndRecord,
+    HandStart,
+    Header,
+    MatchLogData,
+    Request,
+    ResultRecord,
+    record_type,
+)
+from referee.replay._views import Step, StepKind, Table, action_texts, all_tables
+from referee.rules import (
+    Card,
+    HandState,
+    HollywoodScore,
+    IllegalActionError,
+    SeriesEnd,
+    deck_commitment,
+    first_dealer,
+    shuffled_deck,
+)
+
+TIME_TOLERANCE_MS = 0.5
+"""Slack for times that the log rounds to the microsecond before they are summed again."""
+
+SUBSTITUTE = "referee"
+FORCED = "forced"
+BOT = "bot"
+
+
+class Disagreement(Exception):  # noqa: N818 - it names what it is, like trio's errors
+    """A record disagrees with the rules or with the records before it."""
+
+    def __init__(self, record: Header | BodyRecord, reason: str) -> None:
+        super().__init__(reason)
+        self.line = record.line
+        self.record_type = record_type(record)
+        self.reason = reason
+
+
+@dataclass(slots=True)
+class SeatTally:
+    """Per-seat counters, kept as the match keeps them, to check the result's statistics."""
+
+    decisions: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    strikes: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+    bank_ms: float = 0.0
+
+
+class Walk:
+    """One pass over a log; :meth:`run` raises :class:`Disagreement` at the first bad record."""
+
+    def __init__(self, log: MatchLogData, on_step: Callable[[Step], None] | None = None) -> None:
+        self.log = log
+        self.header = log.header
+        self.params = log.header.params
+        self.names = log.names
+        self.on_step = on_step
+        self.score = HollywoodScore(self.params)
+        self.hand: HandState | None = None
+        self.hand_number = -1
+        self.blind: HandStart | None = None
+        """A hand in progress whose deck was never revealed: its records cannot be checked."""
+        self.blind_records = 0
+        self.dealer = log.header.first_dealer
+        self.finished = 0
+        self.series_end: SeriesEnd | None = None
+        self.request: Request | None = None
+        self.request_fault: FaultRecord | None = None
+        self.next_request = 1
+        self.tally = (SeatTally(), SeatTally())
+        for seat in self.tally:
+            seat.bank_ms = float(log.header.time_control.time_bank_ms)
+        self.forfeited: list[int] = []
+        self.faults: list[FaultRecord] = []
+        self.result: ResultRecord | None = None
+        self.actions_checked = 0
+        self.steps = 0
+        self.last_tables: tuple[Table, Table, Table] | None = None
+        self.seed = self._trusted_seed()
+        self.revealed = {
+            record.hand: record for record in log.records if isinstance(record, HandEndRecord)
+        }
+
+    # --- the seed and the decks ------------------------------------------------------------
+
+    def _trusted_seed(self) -> int | None:
+        result = self.log.result
+        if result is None or seed_commitment(result.seed) != self.header.seed_commitment:
+            return None
+        return result.seed
+
+    def _deck(self, hand: int) -> tuple[tuple[Card, ...], BodyRecord] | None:
+        """The deck of ``hand`` and the record that revealed it, if any did."""
+        revealed = self.revealed.get(hand)
+        if revealed is not None:
+            return revealed.deck, revealed
+        result = self.log.result
+        if result is None:
+            return None
+        if self.seed is None:
+            raise Disagreement(
+                result, f"the seed {result.seed} does not match the header's seed commitment"
+            )
+        return shuffled_deck(self.seed, hand), result
+
+    # --- the walk --------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Check the header and every record in order.
+
+        Raises:
+            Disagreement: at the first record that disagrees.
+        """
+        self._check_header()
+        for record in self.log.records:
+            if self.result is not None:
+                raise Disagreement(record, "a record after the result, which must be the last")
+            if self.blind is not None:
+                self.blind_records += 1
+                continue
+            self._check(record)
+
+    def _check(self, record: BodyRecord) -> None:
+        if isinstance(record, HandStart):
+            self._hand_start(record)
+        elif isinstance(record, Request):
+            self._request(record)
+        elif isinstance(record, ActionRecord):
+            self._action(record)
+        elif isinstance(record, FaultRecord):
+            self._fault(record)
+        elif isinstance(record, HandEndRecord):
+            self._hand_end(record)
+        else:
+            self._result(record)
+
+    def _check_header(self) -> None:
+        header = self.header
+        if self.seed is not None and first_dealer(self.seed) != header.first_dealer:
+            raise Disagreement(
+                header,
+                f"the first dealer is seat {header.first_dealer}, but the seed (revealed in the "
+                f"result) makes seat {first_dealer(self.seed)} deal first",
+            )
+
+    def _emit(
+        self,
+        record: BodyRecord,
+        kind: StepKind,
+        texts: tuple[str, str, str],
+        *,
+        seat: int | None = None,
+        ms: float | None = None,
+        games: tuple[int, ...] = (),
+    ) -> None:
+        if self.on_step is None:
+            return
+        if self.hand is not None:
+            totals = (self.score.totals(0), self.score.totals(1))
+            self.last_tables = all_tables(
+                self.hand,
+                hand_number=self.hand_number,
+                totals=totals,
+                game_winners=self.score.game_winners,
+                games=games,
+            )
+        step = Step(
+            self.steps, record.line, kind, self.hand_number, seat, texts, self.last_tables, ms
+        )
+        self.steps += 1
+        self.on_step(step)
+
+    # --- hand start ------------------------------------------------------------------------
+
+    def _hand_start(self, record: HandStart) -> None:
+        self._expect_between_hands(record)
+        if record.hand != self.hand_number + 1:
+            raise Disagreement(
+                record, f"hand {record.hand} follows hand {self.hand_number}: hands go in order"
+            )
+        if record.dealer != self.dealer:
+            raise Disagreement(
+                record,
+                f"seat {record.dealer} deals, but the rules give seat {self.dealer} "
+                "(the winner of a hand deals the next; after a draw the same dealer deals)",
+            )
+        self.hand_number = record.hand
+        found = self._deck(record.hand)
+        if found is None:
+            self.blind = record
+            return
+        deck, source = found
+        self._check_deck(record, deck, source)
+        self.hand = HandState(deck, record.dealer, self.params)
+        dealer = self.names[record.dealer]
+        text = f"hand {record.hand + 1}: {dealer} deals; the upcard is {self.hand.discard_pile[-1]}"
+        self._emit(record, StepKind.DEAL, (text, text, text))
+
+    def _expect_between_hands(self, record: BodyRecord) -> None:
+        if self.forfeited:
+            raise Disagreement(record, "the series was forfeited: only the result may follow")
+        if self.hand is not None:
+            raise Disagreement(record, f"hand {self.hand_number} has not ended")
+        if self.series_end is not None:
+            raise Disagreement(
+                record, f"the series has ended ({self.series_end.value}): the result must follow"
+            )
+
+    def _check_deck(self, record: HandStart, deck: tuple[Card, ...], source: BodyRecord) -> None:
+        if deck_commitment(deck) != record.commitment:
+            raise Disagreement(
+                source,
+                f"the deck revealed for hand {record.hand} does not match its commitment "
+                f"(line {record.line})",
+            )
+        if self.seed is not None and deck != shuffled_deck(self.seed, record.hand):
+            raise Disagreement(
+                source, f"the deck revealed for hand {record.hand} is not the one the seed deals"
+            )
+
+    # --- requests, actions, faults ---------------------------------------------------------
+
+    def _live_hand(self, record: BodyRecord) -> HandState:
+        if self.forfeited:
+            raise Disagreement(record, "the series was forfeited: only the result may follow")
+        if self.hand is None:
+            raise Disagreement(record, "no hand is being played")
+        if self.hand.is_over:
+            raise Disagreement(record, f"hand {self.hand_number} is over: its end record is due")
+        return self.hand
+
+    def _request(self, record: Request) -> None:
+        hand = self._live_hand(record)
+        if self.request is not None:
+            raise Disagreement(record, f"request {self.request.id} (line "
+                               f"{self.request.line}) was never answered")  # fmt: skip
+        if record.id != self.next_request:
+            raise Disagreement(
+                record, f"request id {record.id}; the next id is {self.next_request}"
+            )
+        legal = hand.legal_actions()
+        expected = {
+            "seat": (record.seat, hand.to_move),
+            "phase": (record.phase, hand.phase.value),
+            "legal": (record.legal, len(legal)),
+        }
+        for name, (got, want) in expected.items():
+            if got != want:
+                raise Disagreement(record, f"{name} is {got!r}, but the rules give {want!r}")
+        if len(legal) == 1:
+            raise Disagreement(record, "a decision with one legal action is never asked")
+        limit = self.header.time_control.limit_ms(self.tally[record.seat].bank_ms)
+        if abs(record.limit_ms - limit) > TIME_TOLERANCE_MS:
+            raise Disagreement(
+                record,
+                f"limit_ms is {record.limit_ms:g}, but the time control and seat {record.seat}'s "
+                f"time bank give {limit:g}",
+            )
+        self.request = record
+        self.request_fault = None
+        self.next_request += 1
+
+    def _action(self, record: ActionRecord) -> None:
+        hand = self._live_hand(record)
+        if record.seat != hand.to_move:
+            raise Disagreement(
+                record, f"seat {record.seat} acts, but seat {hand.to_move} is to move"
+            )
+        self._check_chooser(record, hand)
+        try:
+            hand.verify(record.action)
+        except IllegalActionError as error:
+            raise Disagreement(
+                record, f"seat {record.seat}'s action '{record.action}' is not legal: {error}"
+            ) from None
+        if record.by != FORCED:
+            self._charge(record.seat, record.ms)
+        event = hand.apply(record.action)
+        self.request = None
+        self.actions_checked += 1
+        texts = action_texts(record.seat, record.action, event.card, self.names)
+        if record.by == SUBSTITUTE:
+            texts = _suffixed(texts, " (played by the referee after the fault)")
+        elif record.by == FORCED:
+            texts = _suffixed(texts, " (the only legal action)")
+        ms = None if record.by == FORCED else record.ms
+        self._emit(record, StepKind.ACTION, texts, seat=record.seat, ms=ms)
+
+    def _check_chooser(self, record: ActionRecord, hand: HandState) -> None:
+        """Check who chose the action against the request and fault records before it."""
+        pending = self.request
+        if record.by == FORCED:
+            legal = hand.legal_actions()
+            if pending is not None or record.request != 0 or len(legal) != 1:
+                raise Disagreement(
+                    record, "marked forced, but the seat had a choice (or a request)"
+                )
+            return
+        if record.by not in (BOT, SUBSTITUTE):
+            raise Disagreement(record, f"unknown chooser by={record.by!r}")
+        if pending is None or record.request != pending.id:
+            raise Disagreement(record, f"answers request {record.request}, which is not pending")
+        fault = self.request_fault
+        if record.by == BOT:
+            if fault is not None:
+                raise Disagreement(record, f"the bot's answer was a fault (line {fault.line})")
+            if record.ms > pending.limit_ms + TIME_TOLERANCE_MS:
+                raise Disagreement(
+                    record, f"took {record.ms:g} ms, over the limit of {pending.limit_ms:g} ms"
+                )
+            return
+        if fault is None:
+            raise Disagreement(record, "the referee played for a seat that made no fault")
+        substitute = safe_action(hand)
+        if record.action != substitute:
+            raise Disagreement(
+                record, f"the referee's substitute is '{substitute}', not '{record.action}'"
+            )
+
+    def _charge(self, seat: int, elapsed_ms: float) -> None:
+        tally = self.tally[seat]
+        over = elapsed_ms - self.header.time_control.move_time_ms
+        if over > 0:
+            tally.bank_ms = max(0.0, tally.bank_ms - over)
+        tally.decisions += 1
+        tally.total_ms += elapsed_ms
+        tally.max_ms = max(tally.max_ms, elapsed_ms)
+
+    def _fault(self, record: FaultRecord) -> None:
+        try:
+            kind = FaultKind(record.kind)
+        except ValueError:
+            raise Disagreement(record, f"unknown fault kind {record.kind!r}") from None
+        if self.hand is None and self.hand_number < 0:
+            self._startup_fault(record, kind)
+        else:
+            self._decision_fault(record)
+        tally = self.tally[record.seat]
+        strikes = tally.strikes + 1
+        forfeits = self.header.fault_policy.forfeits(kind, strikes)
+        if record.strikes != strikes or record.forfeited != forfeits:
+            raise Disagreement(
+                record,
+                f"strikes={record.strikes}, forfeited={str(record.forfeited).lower()}; the fault "
+                f"policy gives strikes={strikes}, forfeited={str(forfeits).lower()}",
+            )
+        tally.strikes = strikes
+        tally.faults[record.kind] = tally.faults.get(record.kind, 0) + 1
+        self.faults.append(record)
+        if forfeits:
+            self.forfeited.append(record.seat)
+            if self.request is not None:
+                self._charge(record.seat, record.elapsed_ms)
+        self._emit(record, StepKind.FAULT, self._fault_texts(record), seat=record.seat)
+
+    def _startup_fault(self, record: FaultRecord, kind: FaultKind) -> None:
+        if kind is not FaultKind.STARTUP_FAILURE or record.request_id != 0:
+            raise Disagreement(record, "before the first hand only a start-up failure can happen")
+        if record.seat in self.forfeited:
+            raise Disagreement(record, f"seat {record.seat} already failed to start")
+
+    def _decision_fault(self, record: FaultRecord) -> None:
+        self._live_hand(record)
+        pending = self.request
+        if pending is None or pending.id != record.request_id or pending.seat != record.seat:
+            raise Disagreement(
+                record, f"a fault on request {record.request_id} by seat {record.seat}, which is "
+                "not the pending request",
+            )  # fmt: skip
+        if self.request_fault is not None:
+            raise Disagreement(record, f"request {pending.id} already has a fault")
+        self.request_fault = record
+
+    def _fault_texts(self, record: FaultRecord) -> tuple[str, str, str]:
+        verdict = "the series is forfeited" if record.forfeited else f"strike {record.strikes}"
+        public = (
+            f"fault by {self.names[record.seat]}: {record.kind}: {record.detail[:500]} ({verdict})"
+        )
+        evidence = ", ".join(f"{key}={value!r}" for key, value in record.evidence.items())
+        referee = f"{public}; after {record.elapsed_ms:g} ms; evidence: {evidence or 'none'}"
+        return (referee, public, public)
+
+    # --- hand end --------------------------------------------------------------------------
+
+    def _hand_end(self, record: HandEndRecord) -> None:
+        hand = self.hand
+        if hand is None or self.forfeited:
+            raise Disagreement(record, "no hand is being played")
+        outcome = hand.outcome
+        if outcome is None:
+            raise Disagreement(record, f"hand {self.hand_number} has not ended by the rules")
+        games = (
+            self.score.record(outcome.winner, outcome.points) if outcome.winner is not None else ()
+        )
+        totals = (self.score.totals(0), self.score.totals(1))
+        expected = {
+            "hand": (record.hand, self.hand_number),
+            "end": (record.end, outcome.end.value),
+            "winner": (record.winner, outcome.winner),
+            "points": (record.points, outcome.points),
+            "knocker": (record.knocker, outcome.knocker),
+            "games": (record.games, games),
+            "knocker_layout": (record.knocker_layout, _text(outcome.knocker_layout)),
+            "defender_layout": (record.defender_layout, _text(outcome.defender_layout)),
+            "totals": (record.totals, totals),
+            "turns": (record.turns, outcome.turns),
+        }
+        for name, (got, want) in expected.items():
+            if got != want:
+                raise Disagreement(
+                    record, f"{name} is {_show(got)}, but the rules give {_show(want)}"
+                )
+        self.finished += 1
+        if outcome.winner is not None:
+            self.dealer = outcome.winner
+        self.series_end = self._series_end()
+        texts = _end_texts(outcome.end.value, record, self.names)
+        self._emit(record, StepKind.SHOWDOWN, texts, seat=outcome.winner, games=games)
+        self.hand = None
+
+    def _series_end(self) -> SeriesEnd | None:
+        """Whether the series ends after this hand: the rule of :class:`SeriesState`."""
+        if self.score.over:
+            return SeriesEnd.COMPLETE
+        if self.params.stop_when_decided and self.score.winner is not None:
+            return SeriesEnd.DECIDED
+        if self.finished >= self.params.hand_cap:
+            self.score.close_capped()
+            return SeriesEnd.HAND_CAP
+        return None
+
+    # --- result ----------------------------------------------------------------------------
+
+    def _result(self, record: ResultRecord) -> None:
+        if seed_commitment(record.seed) != self.header.seed_commitment:
+            raise Disagreement(
+                record, f"the seed {record.seed} does not match the header's seed commitment"
+            )
+        if self.request is not None and not self.forfeited:
+            raise Disagreement(record, f"request {self.request.id} was never answered")
+        winner, end = self._expected_end(record)
+        totals = (self.score.totals(0), self.score.totals(1))
+        expected = {
+            "match_id": (record.match_id, self.header.match_id),
+            "end": (record.end, end),
+            "winner": (record.winner, winner),
+            "forfeited": (record.forfeited, tuple(sorted(self.forfeited))),
+            "totals": (record.totals, totals),
+            "game_winners": (record.game_winners, self.score.game_winners),
+            "hands": (record.hands, self.finished),
+        }
+        for name, (got, want) in expected.items():
+            if got != want:
+                raise Disagreement(
+                    record, f"{name} is {_show(got)}, but the log gives {_show(want)}"
+                )
+        self._check_faults(record)
+        self._check_stats(record)
+        self.result = record
+        text = _result_text(record, self.names)
+        self._emit(record, StepKind.RESULT, (text, text, text), seat=record.winner)
+
+    def _expected_end(self, record: ResultRecord) -> tuple[int | None, str]:
+        if self.forfeited:
+            alive = [seat for seat in (0, 1) if seat not in self.forfeited]
+            return (alive[0] if len(alive) == 1 else None), FORFEIT
+        if self.series_end is None:
+            raise Disagreement(record, "the result comes before the series has ended")
+        return self.score.winner, self.series_end.value
+
+    def _check_faults(self, record: ResultRecord) -> None:
+        logged = [
+            {
+                "seat": fault.seat,
+                "kind": fault.kind,
+                "detail": fault.detail,
+                "request_id": fault.request_id,
+                "elapsed_ms": fault.elapsed_ms,
+                "evidence": fault.evidence,
+            }
+            for fault in self.faults
+        ]
+        if list(record.faults) != logged:
+            raise Disagreement(
+                record, f"faults list {len(record.faults)}, the log records {len(logged)} that "
+                "differ from them",
+            )  # fmt: skip
+
+    def _check_stats(self, record: ResultRecord) -> None:
+        if len(record.stats) != 2:
+            raise Disagreement(record, "stats must hold both seats")
+        for seat, (stats, tally) in enumerate(zip(record.stats, self.tally, strict=True)):
+            mean = tally.total_ms / tally.decisions if tally.decisions else 0.0
+            exact = {
+                "decisions": tally.decisions,
+                "strikes": tally.strikes,
+                "faults": tally.faults,
+            }
+            for name, want in exact.items():
+                if stats.get(name) != want:
+                    raise Disagreement(
+                        record,
+                        f"seat {seat}'s {name} is {stats.get(name)!r}, the log gives {want!r}",
+                    )
+            for name, want_ms in (("mean_ms", mean), ("max_ms", tally.max_ms)):
+                got = stats.get(name)
+                if not isinstance(got, int | float) or abs(got - want_ms) > TIME_TOLERANCE_MS:
+                    raise Disagreement(
+                        record, f"seat {seat}'s {name} is {got!r}, the log gives {want_ms:.3f}"
+                    )
+
+
+def _suffixed(texts: tuple[str, str, str], suffix: str) -> tuple[str, str, str]:
+    return (texts[0] + suffix, texts[1] + suffix, texts[2] + suffix)
+
+
+def _text(layout: object | None) -> str | None:
+    return None if layout is None else str(layout)
+
+
+def _show(value: object) -> str:
+    """A value in a message: tuples as lists and cards in notation, like the log writes them.
+
+    >>> _show(((1, 2), (3,))), _show(None), _show("gin")
+    ('[[1, 2], [3]]', 'null', "'gin'")
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_show(item) for item in value) + "]"
+    return repr(value)
+
+
+_END_WORDS = {
+    "gin": "goes gin",
+    "knock": "knocks and wins",
+    "undercut": "is undercut",
+    "stock_exhausted": "",
+    "turn_cap": "",
+}
+
+
+def _end_texts(end: str, record: HandEndRecord, names: tuple[str, str]) -> tuple[str, str, str]:
+    hand = f"hand {record.hand + 1}"
+    if record.knocker is None or record.winner is None:
+        reason = "the stock ran out" if end == "stock_exhausted" else "the turn cap was reached"
+        text = f"{hand} is drawn: {reason}; nobody scores"
+    else:
+        knocker = names[record.knocker]
+        games = ", ".join(str(game + 1) for game in record.games)
+        text = (
+            f"{hand}: {knocker} {_END_WORDS[end]}; {names[record.winner]} scores "
+            f"{record.points} (game{'s' if len(record.games) > 1 else ''} {games})"
+        )
+    return (text, text, text)
+
+
+def _result_text(record: ResultRecord, names: tuple[str, str]) -> str:
+    verdict = "no winner" if record.winner is None else f"{names[record.winner]} wins the series"
+    return f"{verdict} ({record.end}, {record.hands} hands)"

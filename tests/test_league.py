@@ -1,0 +1,341 @@
+"""Leagues: definitions, the schedule, the store, standings, and real runs (killed and resumed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from referee.replay import verify_log
+from referee.sandbox import Sandbox
+from tests.hostile_bots import hostile_folder
+from tournaments.league import LeagueConfig, LeagueError, create_league, load_league, schedule
+from tournaments.registry import Arena, RegistryError, submit
+from tournaments.runner import LeagueRunner
+from tournaments.standings import compute, los
+from tournaments.store import ResultRow, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+
+
+def config(**changes: Any) -> LeagueConfig:
+    data: dict[str, Any] = {
+        "name": "t",
+        "seed": 5,
+        "bots": ["a", "b", "c"],
+        "series_per_pairing": 4,
+        "jobs": 2,
+    }
+    data.update(changes)
+    return LeagueConfig.from_dict(data)
+
+
+# --- definitions and schedule -----------------------------------------------------------------
+
+
+def test_league_file_problems_are_all_listed(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(
+        'name = "Bad Name"\nbots = ["a"]\nseries_per_pairing = 3\ncolour = 1\n'
+        "[time_control]\nmove_time_ms = -5\n"
+    )
+    with pytest.raises(LeagueError) as caught:
+        load_league(path)
+    text = str(caught.value)
+    for expected in (
+        "unknown field 'colour'",
+        "bad or missing name",
+        "bad or missing seed",
+        "at least two different bots",
+        "must be even",
+        "[time_control]",
+    ):
+        assert expected in text
+    path.write_text("name = ")
+    with pytest.raises(LeagueError, match="not valid TOML"):
+        load_league(path)
+
+
+def test_round_robin_with_mirrored_pairs() -> None:
+    rows = schedule(config(), ["a@1", "b@1", "c@1"])
+    assert len(rows) == 3 * 4
+    for pair in range(0, len(rows), 2):
+        first, second = rows[pair], rows[pair + 1]
+        assert first.seed == second.seed
+        assert (first.seat0, first.seat1) == (second.seat1, second.seat0)
+        assert second.duplicate_of == first.match_id
+    assert len({row.seed for row in rows}) == 3 * 2
+    assert len({row.match_id for row in rows}) == len(rows)
+
+
+def test_without_duplicate_every_series_has_its_own_deal() -> None:
+    rows = schedule(config(duplicate=False, series_per_pairing=3), ["a@1", "b@1"])
+    assert len({row.seed for row in rows}) == 3
+    assert [row.seat0 for row in rows] == ["a@1", "b@1", "a@1"]
+
+
+def test_adding_a_bot_changes_no_existing_match() -> None:
+    before = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1"])}
+    after = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1", "d@1"])}
+    assert before.keys() < after.keys()
+    assert all(after[match_id] == row for match_id, row in before.items())
+    assert len(after) - len(before) == 3 * 4
+
+
+# --- the store ----------------------------------------------------------------------------------
+
+
+def summary(
+    seats: list[str], winner: int | None, points: tuple[int, int], duplicate_of: str | None = None
+) -> dict[str, Any]:
+    games = [winner, winner, winner]
+    return {
+        "seats": seats,
+        "winner": winner,
+        "end": "complete",
+        "forfeited": [],
+        "totals": [[0, 0, 0], [0, 0, 0]],
+        "game_winners": games,
+        "hands": 3,
+        "faults": [],
+        "duplicate_of": duplicate_of,
+        "stats": [
+            {"decisions": 10, "mean_ms": 2.0, "max_ms": 5.0},
+            {"decisions": 10, "mean_ms": 4.0, "max_ms": 9.0},
+        ],
+        "hand_stats": [
+            {"points": points[0], "hands_won": 1, "knocks": 1},
+            {"points": points[1], "hands_won": 1, "gins": 1, "knocks": 1},
+        ],
+    }
+
+
+def test_a_result_counts_once(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    rows = schedule(config(bots=["a", "b"], series_per_pairing=2), ["a@1", "b@1"])
+    assert store.save_league("t", {"x": 1}, rows) == 2
+    assert store.save_league("t", {"x": 1}, rows) == 0
+    row = ResultRow(
+        rows[0].match_id, "t", 0, "complete", "r", summary(["a@1", "b@1"], 0, (5, 1)), "log"
+    )
+    assert store.record_result(row)
+    assert not store.record_result(row)
+    assert len(store.results("t")) == 1
+    assert store.counts("t") == {"done": 1, "pending": 1}
+    store.mark_running(rows[1].match_id)
+    assert store.reset_running("t") == 1
+    assert store.counts("t") == {"done": 1, "pending": 1}
+
+
+# --- standings ----------------------------------------------------------------------------------
+
+
+def test_standings_from_known_results() -> None:
+    results = [
+        ResultRow("m0", "t", 0, "complete", "", summary(["a", "b"], 0, (100, 40)), ""),
+        ResultRow("m1", "t", 1, "complete", "", summary(["b", "a"], 1, (30, 110), "m0"), ""),
+        ResultRow("m2", "t", 0, "complete", "", summary(["a", "c"], 0, (100, 0)), ""),
+        ResultRow("m3", "t", None, "hand_cap", "", summary(["c", "b"], None, (50, 50)), ""),
+    ]
+    standings = compute("t", results)
+    lines = {line.bot: line for line in standings.bots}
+    assert standings.bots[0].bot == "a"
+    a, b = lines["a"], lines["b"]
+    assert (a.series, a.series_won, a.series_lost, a.series_drawn) == (3, 3, 0, 0)
+    assert (b.series_won, b.series_lost, b.series_drawn) == (0, 2, 1)
+    assert a.games_won == 9
+    assert a.points_for == 100 + 110 + 100
+    assert a.points_against == 40 + 30 + 0
+    assert a.gins == 1  # as seat 1 in m1
+    assert a.mean_ms == pytest.approx((2 + 4 + 2) / 3, abs=0.01)
+    assert a.worst_ms == 9.0
+    assert a.rating_low < a.rating < a.rating_high
+    assert a.rating > lines["c"].rating
+    pair = next(p for p in standings.pairwise if (p.bot, p.opponent) == ("a", "b"))
+    assert (pair.series, pair.wins, pair.losses, pair.score) == (2, 2, 0, 1.0)
+    assert pair.los == pytest.approx(los(2, 0), abs=1e-4)
+    # The mirrored pair m0/m1: a scored 100 + 110, b 40 + 30.
+    assert pair.margin == 140
+    data = standings.to_dict()
+    assert json.loads(json.dumps(data))["bots"][0]["bot"] == "a"
+    header = standings.to_csv().splitlines()[0].split(",")
+    assert header[:3] == ["rank", "bot", "series"]
+
+
+# --- real leagues -----------------------------------------------------------------------------
+
+
+def submit_all(arena: Arena, store: Store, folders: list[Path]) -> list[str]:
+    return [trio.run(submit, arena, store, folder, None).ident for folder in folders]
+
+
+def test_submitting_clashing_code_is_refused(tmp_path: Path) -> None:
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    bot = tmp_path / "bot"
+    (bot).mkdir()
+    (bot / "bot.toml").write_text('name = "x"\nversion = "1"\ncommand = ["python", "bot.py"]\n')
+    (bot / "bot.py").write_text("print(1)\n")
+    first = trio.run(submit, arena, store, bot, None)
+    assert trio.run(submit, arena, store, bot, None) == first
+    assert not os.access(first.path / "bot.py", os.W_OK) or os.geteuid() == 0
+    (bot / "bot.py").write_text("print(2)\n")
+    with pytest.raises(RegistryError, match="already submitted with different code"):
+        trio.run(submit, arena, store, bot, None)
+
+
+def test_league_with_hostile_bots_records_every_match(tmp_path: Path) -> None:
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    folders = [
+        SAMPLES / "greedy",
+        hostile_folder(tmp_path, "crash"),
+        hostile_folder(tmp_path, "hang"),
+        hostile_folder(tmp_path, "probes"),
+    ]
+    idents = submit_all(arena, store, folders)
+    league = config(
+        name="hostile",
+        bots=idents,
+        series_per_pairing=2,
+        time_control={"move_time_ms": 400, "grace_ms": 100, "time_bank_ms": 0},
+    )
+    create_league(store, league)
+    progress = trio.run(LeagueRunner(arena, store, league, 2).run)
+    assert progress.failed == 0
+    results = store.results("hostile")
+    assert len(results) == len(store.matches("hostile")) == 6 * 2
+    assert all(result.reason for result in results)
+    for result in results:
+        seats = result.summary["seats"]
+        if "hostile@crash" in seats or "hostile@hang" in seats:
+            bad = seats.index("hostile@crash" if "hostile@crash" in seats else "hostile@hang")
+            assert result.summary["forfeited"] == [bad]
+            assert "forfeited" in result.reason
+        assert Path(result.log_path).exists()
+    reports = [verify_log(Path(result.log_path)) for result in results]
+    assert [report.summary() for report in reports if not report.ok] == []
+    standings = compute("hostile", results)
+    assert standings.bots[-1].faults
+    assert_nothing_left(Sandbox())
+
+
+def assert_nothing_left(sandbox: Sandbox) -> None:
+    leftovers = [
+        path.name for path in sandbox.root_dir.iterdir() if path.name.startswith("hostile")
+    ]
+    assert leftovers == []
+
+
+def test_killed_runner_resumes_without_losing_or_double_counting(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    arena = Arena(home)
+    store = arena.open_store()
+    idents = submit_all(arena, store, [SAMPLES / "greedy", SAMPLES / "random"])
+    league = config(name="resume", bots=idents, series_per_pairing=8, jobs=2)
+    create_league(store, league)
+    env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "100"}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tournaments.entry", "league", "run", "resume", "-j", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: done_count(home) >= 2, 120)
+        os.kill(runner.pid, signal.SIGKILL)  # the runner only: its workers die with it
+        runner.wait(timeout=10)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    partial = done_count(home)
+    assert 2 <= partial < 8
+    progress = trio.run(LeagueRunner(arena, Store(home / "arena.sqlite"), league, 2).run)
+    assert progress.done == 8
+    results = store.results("resume")
+    assert len(results) == 8
+    assert len({result.match_id for result in results}) == 8
+    assert store.counts("resume") == {"done": 8}
+
+
+def done_count(home: Path) -> int:
+    with sqlite3.connect(home / "arena.sqlite", timeout=30) as db:
+        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+
+def wait_for(condition: Any, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {seconds} s")
+        time.sleep(0.2)
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    arena = Arena(home)
+    store = arena.open_store()
+    idents = submit_all(arena, store, [SAMPLES / "greedy", SAMPLES / "random"])
+    create_league(store, config(name="stop", bots=idents, series_per_pairing=8))
+    env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "100"}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tournaments.entry", "league", "run", "stop", "-j", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: done_count(home) >= 1, 120)
+        runner.send_signal(signal.SIGINT)
+        output, _ = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    assert runner.returncode == 130
+    assert b"Resume with: gin league run stop" in output
+    counts = Store(home / "arena.sqlite").counts("stop")
+    assert "running" not in counts
+    assert counts.get("done", 0) + counts.get("pending", 0) == 8
+
+
+def test_cli_league_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
+
+    from tournaments.cli import app  # noqa: PLC0415
+
+    monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
+    arena = Arena(tmp_path / "home")
+    submit_all(arena, arena.open_store(), [SAMPLES / "greedy", SAMPLES / "random"])
+    definition = tmp_path / "cli.toml"
+    definition.write_text(
+        'name = "cli"\nseed = 3\nbots = ["greedy", "random"]\nseries_per_pairing = 2\n'
+    )
+    runner = CliRunner()
+    created = runner.invoke(app, ["league", "create", str(definition)])
+    assert created.exit_code == 0, created.output
+    assert "2 bots, 2 matches (2 new)" in created.output
+    ran = runner.invoke(app, ["league", "run", "cli", "-j", "2"])
+    assert ran.exit_code == 0, ran.output
+    verified = runner.invoke(app, ["league", "verify", "cli"])
+    assert "2 of 2 match logs verified" in verified.output
+    as_json = runner.invoke(app, ["league", "standings", "cli", "--format", "json"])
+    document = json.loads(as_json.output)
+    assert document["bots"][0]["bot"] == "greedy@1.0.0"
+    assert document["series"] == 2
+    status = runner.invoke(app, ["league", "status", "cli"])
+    assert "done: 2" in status.output
+    missing = runner.invoke(app, ["league", "run", "nope"])
+    assert missing.exit_code == 2
+    assert "no league 'nope'" in missing.output

@@ -1,0 +1,183 @@
+"""``gin replay --html``: a self-contained page, checked as text and in a real headless Chromium.
+
+The browser tests use Debian's Chromium (``make browser-deps`` installs it) over its DevTools
+pipe: no port is opened and the page is loaded from a file. They skip, saying why, only when
+Chromium is not installed. Screenshots are kept in ``tests/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.replay import load_replay
+from tests.chromium import Chromium, find_chromium
+from tournaments.replay_html import replay_html
+
+GOLDEN = Path(__file__).parent / "golden"
+STRIKES = GOLDEN / "format1-strikes.jsonl"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+def page_data(page: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page)
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    replay = load_replay(STRIKES)
+    folder = tmp_path_factory.mktemp("pages")
+    written = {}
+    for name, viewer in (("referee", None), ("seat0", 0), ("seat1", 1)):
+        path = folder / f"{name}.html"
+        path.write_text(replay_html(replay, viewer), encoding="utf-8")
+        written[name] = path
+    return written
+
+
+# --- the page as a file --------------------------------------------------------------------------
+
+
+def test_the_page_loads_nothing_from_anywhere(pages: dict[str, Path]) -> None:
+    page = pages["referee"].read_text()
+    assert "Content-Security-Policy" in page
+    assert "default-src 'none'" in page
+    assert not re.search(r"\b(src|href)\s*=", page)
+    assert "http://" not in page
+    assert "https://" not in page
+    assert "@import" not in page
+    assert "url(" not in page
+
+
+def test_a_seats_page_holds_only_what_that_seat_saw(pages: dict[str, Path]) -> None:
+    replay = load_replay(STRIKES)
+    for seat in (0, 1):
+        data = page_data(pages[f"seat{seat}"].read_text())
+        assert [view["seat"] for view in data["views"]] == [seat]
+        for step, original in zip(data["steps"], replay.steps, strict=True):
+            (view,) = step["v"]
+            table = view["table"]
+            assert table["stock"] is None
+            other = table["hands"][1 - seat]
+            showdown = table["showdown"]
+            if showdown is None or showdown["knocker"] is None:
+                assert other["cards"] is None
+            assert view["text"] == original.text(seat)
+    referee = page_data(pages["referee"].read_text())
+    assert len(referee["views"]) == 3
+    assert referee["steps"][1]["v"][0]["table"]["stock"] is not None
+
+
+def test_text_from_the_log_cannot_break_out_of_the_page(tmp_path: Path) -> None:
+    lines = STRIKES.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["seats"][0]["name"] = "</script><script>alert(1)</script>"
+    path = tmp_path / "evil.jsonl"
+    path.write_text(json.dumps(header) + "\n" + "\n".join(lines[1:]) + "\n")
+    page = replay_html(load_replay(path), None)
+    assert "<script>alert(1)" not in page
+    assert page_data(page)["names"][0] == "</script><script>alert(1)</script> 1.0"
+
+
+# --- the page in a real browser ------------------------------------------------------------------
+
+CHROMIUM = find_chromium()
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (as root, `make browser-deps` runs apt-get install chromium)",
+)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Chromium]:
+    assert CHROMIUM is not None
+    with Chromium(CHROMIUM, tmp_path / "profile") as chromium:
+        yield chromium
+
+
+def shown(browser: Chromium) -> dict[str, Any]:
+    """What the page shows now: the position, the event, and the cards in each place."""
+    result: dict[str, Any] = browser.evaluate(
+        """(() => {
+          const cards = (id) => Array.from(document.querySelectorAll('#' + id + ' .card'))
+            .map((c) => c.dataset.card || 'back');
+          return {where: document.getElementById('where').textContent,
+                  event: document.getElementById('event').textContent,
+                  hand0: cards('hand-0'), hand1: cards('hand-1'),
+                  pile: cards('pile'), stock: cards('stock'),
+                  score: document.getElementById('score') ?
+                    document.getElementById('score').textContent : '',
+                  showdown: !!document.getElementById('showdown')};
+        })()"""
+    )
+    return result
+
+
+@needs_chromium
+def test_the_page_steps_in_chromium(browser: Chromium, pages: dict[str, Path]) -> None:
+    browser.open(pages["referee"])
+    assert browser.evaluate("document.body.dataset.ready") == "true"
+    start = shown(browser)
+    assert start["where"].startswith("hand 1 of 14 · step 1/")
+    assert len(start["hand0"]) == 10
+    assert len(start["hand1"]) == 10
+    assert "back" not in start["hand0"] + start["hand1"]
+    assert len(start["pile"]) == 1
+    assert len(start["stock"]) == 31
+
+    browser.click("#next")
+    after_click = shown(browser)
+    assert after_click["where"].startswith("hand 1 of 14 · step 2/")
+    assert after_click["event"] != start["event"]
+    assert after_click != start
+
+    browser.press("ArrowRight", 39)
+    after_key = shown(browser)
+    assert after_key["where"].startswith("hand 1 of 14 · step 3/")
+    assert after_key["pile"] != after_click["pile"]
+
+    browser.click("#next-hand")
+    assert shown(browser)["where"].startswith("hand 2 of 14")
+
+    # Play: virtual time runs the page's timers at once, without waiting for real time.
+    before_play = shown(browser)["where"]
+    browser.click("#play")
+    browser.call("Emulation.setVirtualTimePolicy", {"policy": "advance", "budget": 3000})
+    browser.wait_for_event("Emulation.virtualTimeBudgetExpired")
+    browser.click("#play")
+    assert shown(browser)["where"] != before_play
+
+    # A showdown with its score, for the screenshot.
+    browser.evaluate(
+        "(() => { const s = document.getElementById('slider'); s.value = '62';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    showdown = shown(browser)
+    assert showdown["showdown"]
+    assert "11" in showdown["score"]
+    browser.screenshot(ARTIFACTS / "replay-referee-showdown.png")
+    assert browser.errors() == []
+    assert all(url.startswith("file:") for url in browser.requests()), browser.requests()
+
+
+@needs_chromium
+def test_a_seats_page_in_chromium_shows_backs(browser: Chromium, pages: dict[str, Path]) -> None:
+    browser.open(pages["seat0"])
+    browser.press("ArrowRight", 39)
+    browser.press("ArrowRight", 39)
+    view = shown(browser)
+    assert "back" not in view["hand0"]
+    assert set(view["hand1"]) - {"back"} <= set(view["pile"]) | {"Ah"}  # known: the upcard
+    assert view["stock"] == ["back"]
+    assert browser.evaluate("document.getElementById('view-select').disabled") is True
+    browser.screenshot(ARTIFACTS / "replay-seat0.png")
+    assert browser.errors() == []
+    assert all(url.startswith("file:") for url in browser.requests())

@@ -1,0 +1,230 @@
+"""``gin bot submit|list|show|remove`` and ``gin league create|run|status|standings``."""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+from rich.live import Live
+
+from referee.conformance import CheckReport, check_bot
+from referee.replay import verify_log
+from tournaments import render
+from tournaments.cli_common import Strict, bot_app, console, fail, open_sandbox
+from tournaments.demo import prepare_demo
+from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
+from tournaments.live import LeagueView
+from tournaments.registry import Arena, RegistryError, parse_spec, resolve, submit
+from tournaments.runner import LeagueRunner
+from tournaments.standings import compute
+from tournaments.store import Store
+
+league_app = typer.Typer(
+    help="Run round-robin leagues and read their standings.", no_args_is_help=True
+)
+
+
+class Format(enum.Enum):
+    """Output formats of the standings."""
+
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+
+
+def _store() -> tuple[Arena, Store]:
+    arena = Arena.default()
+    return arena, arena.open_store()
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+
+@bot_app.command("submit")
+def bot_submit(
+    folder: Annotated[Path, typer.Argument(help="The bot folder to check and submit.")],
+    strict: Strict = False,
+) -> None:
+    """Check a bot, then store an immutable, content-hashed copy in the registry."""
+    arena, store = _store()
+    sandbox = open_sandbox(strict)
+
+    async def checker(path: Path) -> CheckReport:
+        return await check_bot(path, sandbox.prepare)
+
+    try:
+        row = trio.run(submit, arena, store, folder, checker)
+    except RegistryError as error:
+        if error.report is not None:
+            render.print_checklist(console, error.report)
+        raise fail(str(error), 1) from None
+    console.print(f"submitted {row.ident} (hash {row.hash[:12]}) -> {row.path}")
+
+
+@bot_app.command("list")
+def bot_list() -> None:
+    """Every submitted bot and version."""
+    _, store = _store()
+    console.print(render.bots_table(store.bots()))
+
+
+@bot_app.command("show")
+def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")]) -> None:
+    """One submitted bot."""
+    _, store = _store()
+    try:
+        row = resolve(store, spec)
+    except RegistryError as error:
+        raise fail(str(error)) from None
+    for key, value in (
+        ("bot", row.ident),
+        ("hash", row.hash),
+        ("path", row.path),
+        ("author", row.author),
+        ("description", row.description),
+    ):
+        console.print(f"{key:12} {value}")
+
+
+@bot_app.command("remove")
+def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.")]) -> None:
+    """Take a bot version out of the registry (its results and logs stay)."""
+    _, store = _store()
+    name, version = parse_spec(spec)
+    if version is None:
+        raise fail("name the version to remove: NAME@VERSION")
+    if not store.remove_bot(name, version):
+        raise fail(f"no submitted bot {spec}")
+    console.print(f"removed {spec}")
+
+
+# --- leagues ---------------------------------------------------------------------------------
+
+
+def _league(store: Store, name: str) -> LeagueConfig:
+    stored = store.league_config(name)
+    if stored is None:
+        known = ", ".join(store.leagues()) or "none yet"
+        raise fail(f"no league {name!r} (leagues: {known}); create one with gin league create")
+    config = {key: value for key, value in stored.items() if key != "resolved"}
+    return LeagueConfig.from_dict(config)
+
+
+@league_app.command("create")
+def league_create(file: Annotated[Path, typer.Argument(help="The league's TOML file.")]) -> None:
+    """Create a league from a TOML file (again, with more bots, to add them)."""
+    _, store = _store()
+    try:
+        config = load_league(file)
+        idents, added = create_league(store, config)
+    except LeagueError as error:
+        raise fail(str(error)) from None
+    total = len(store.matches(config.name))
+    console.print(f"league {config.name}: {len(idents)} bots, {total} matches ({added} new)")
+
+
+@league_app.command("run")
+def league_run(
+    name: Annotated[str, typer.Argument(help="The league to run.")],
+    jobs: Annotated[int | None, typer.Option("-j", "--jobs", help="Matches at once.")] = None,
+    strict: Strict = False,
+) -> None:
+    """Play every pending match, N at once, with a live display. Safe to stop and resume."""
+    arena, store = _store()
+    config = _league(store, name)
+    open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
+    workers = jobs or config.jobs
+    view = LeagueView(workers)
+    runner = LeagueRunner(arena, store, config, workers, strict=strict, listener=view.update)
+    try:
+        with Live(view, console=console, refresh_per_second=4):
+            progress = trio.run(runner.run)
+    except KeyboardInterrupt:
+        counts = store.counts(name)
+        console.print(
+            f"stopped: {counts.get('done', 0)} matches done, "
+            f"{counts.get('pending', 0)} left. Resume with: gin league run {name}"
+        )
+        raise typer.Exit(130) from None
+    console.print(
+        f"league {name}: {progress.finished_now} matches played now, "
+        f"{progress.done}/{progress.total} done, {progress.failed} failed"
+    )
+    _print_standings(store, name, Format.TABLE)
+
+
+@league_app.command("demo")
+def league_demo(
+    home: Annotated[Path, typer.Option(help="Demo home (emptied first).")] = Path(".gin-demo"),
+    series: Annotated[int, typer.Option(help="Series per pairing (even).")] = 8,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
+    seed: Annotated[int, typer.Option(help="League seed.")] = 2026,
+) -> None:
+    """Run a short league of the sample bots, live, and print the standings."""
+    sandbox = open_sandbox(strict=False)
+    arena, store, config = prepare_demo(home, series, seed)
+    layers = ", ".join(s.layer.name for s in sandbox.layers if s.active) or "none"
+    console.print(
+        f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
+        f"{jobs} at once; sandbox layers: {layers}"
+    )
+    view = LeagueView(jobs)
+    runner = LeagueRunner(arena, store, config, jobs, listener=view.update)
+    with Live(view, console=console, refresh_per_second=4):
+        trio.run(runner.run)
+    _print_standings(store, "demo", Format.TABLE)
+    console.print(f"logs: {arena.logs_dir('demo')}  (gin replay LOG to watch one)")
+
+
+@league_app.command("status")
+def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
+    """How many matches are done, pending, running or failed."""
+    _, store = _store()
+    _league(store, name)
+    counts = store.counts(name)
+    console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
+    for match in store.matches(name, "failed"):
+        console.print(f"[red]failed[/red] {match.match_id}: {match.note}")
+
+
+@league_app.command("verify")
+def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
+    """Re-play every finished match's log through the rules engine; exit 1 on any mismatch."""
+    _, store = _store()
+    _league(store, name)
+    results = store.results(name)
+    bad = 0
+    for result in results:
+        report = verify_log(Path(result.log_path))
+        if not report.ok:
+            bad += 1
+            console.print(f"[red]{report.status.value}[/red] {result.match_id}: {report.summary()}")
+    console.print(f"{len(results) - bad} of {len(results)} match logs verified")
+    if bad:
+        raise typer.Exit(1)
+
+
+@league_app.command("standings")
+def league_standings(
+    name: Annotated[str, typer.Argument(help="The league.")],
+    output: Annotated[Format, typer.Option("--format", help="table, json or csv.")] = Format.TABLE,
+) -> None:
+    """The standings: results per bot, ratings with 95% intervals, the pairwise table."""
+    _, store = _store()
+    _league(store, name)
+    _print_standings(store, name, output)
+
+
+def _print_standings(store: Store, name: str, output: Format) -> None:
+    standings = compute(name, store.results(name))
+    if output is Format.JSON:
+        print(json.dumps(standings.to_dict(), indent=2))
+    elif output is Format.CSV:
+        print(standings.to_csv(), end="")
+    else:
+        console.print(render.standings_table(standings))
+        console.print(render.pairwise_table(standings))

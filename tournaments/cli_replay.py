@@ -1,0 +1,121 @@
+"""``gin replay``: step through a logged match, verify it, or write it as a web page.
+
+Thin: it finds the log, calls :mod:`referee.replay`, and hands the result to a renderer.
+Exit codes: 0 fine; 1 the log disagrees with the rules or cannot be read; 2 no such log or a bad
+option; 3 (``--verify``) the log is incomplete, so its result cannot be proven.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from referee.replay import (
+    RUNS_DIR,
+    LogNotFound,
+    LogReadError,
+    Replay,
+    VerifyStatus,
+    Viewer,
+    find_log,
+    load_replay,
+    verify_log,
+)
+from tournaments.registry import Arena
+from tournaments.replay_html import replay_html
+from tournaments.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
+
+console = Console()
+
+VERIFY_EXIT = {VerifyStatus.VERIFIED: 0, VerifyStatus.FAILED: 1, VerifyStatus.INCOMPLETE: 3}
+
+
+def _viewer(seat: int | None) -> Viewer:
+    if seat is not None and seat not in (0, 1):
+        console.print(f"[red]error:[/red] --seat must be 0 or 1, not {seat}")
+        raise typer.Exit(2)
+    return seat
+
+
+def _find(reference: str, runs: Path) -> Path:
+    stored = _stored_log(reference)
+    if stored is not None:
+        return stored
+    try:
+        return find_log(reference, runs)
+    except LogNotFound as error:
+        console.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(2) from None
+
+
+def _stored_log(match_id: str) -> Path | None:
+    """A league match's log, found by its id through the store (``$GIN_HOME``)."""
+    arena = Arena.default()
+    if Path(match_id).is_file() or not arena.store_path.is_file():
+        return None
+    result = arena.open_store().result(match_id)
+    return None if result is None else Path(result.log_path)
+
+
+def _load(path: Path) -> Replay:
+    try:
+        replay = load_replay(path)
+    except LogReadError as error:
+        console.print(f"[red]cannot read the log:[/red] {error}")
+        raise typer.Exit(1) from None
+    if not replay.report.ok:
+        console.print(f"[yellow]warning:[/yellow] {replay.report.summary()}", soft_wrap=True)
+    return replay
+
+
+def replay(
+    log: Annotated[str, typer.Argument(help="A match log file, or a match id (runs/<id>.jsonl).")],
+    seat: Annotated[
+        int | None, typer.Option(help="Show seat 0's or seat 1's view (default: the referee's).")
+    ] = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Re-play the log through the rules and check it.")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Write a self-contained web page of the replay here.")
+    ] = None,
+    print_all: Annotated[
+        bool,
+        typer.Option("--print", help="Print the whole series (the default when not a terminal)."),
+    ] = False,
+    hand: Annotated[int, typer.Option(help="Start at this hand (1-based).", min=1)] = 1,
+    speed: Annotated[
+        float, typer.Option(help=f"Steps per second when playing ({', '.join(map(str, SPEEDS))}).")
+    ] = 2.0,
+    runs: Annotated[Path, typer.Option(help="Where match ids are looked up.")] = RUNS_DIR,
+) -> None:
+    """Step through a logged match hand by hand and decision by decision, verify it, or write it
+    as a web page. Keys: → next, ← back, ↓ ↑ hands, 12g hand 12, space play, v view, q quit."""
+    viewer = _viewer(seat)
+    path = _find(log, runs)
+    if verify:
+        report = verify_log(path)
+        console.print(f"{path}: {report.summary()}", soft_wrap=True, highlight=False)
+        raise typer.Exit(VERIFY_EXIT[report.status])
+    loaded = _load(path)
+    if html is not None:
+        html.write_text(replay_html(loaded, viewer), encoding="utf-8")
+        console.print(f"wrote {html} ({viewer_label(viewer)}, {len(loaded.steps)} steps)")
+        return
+    if print_all or not (sys.stdin.isatty() and console.is_terminal):
+        print_transcript(loaded, viewer, console)
+        return
+    player = Player(loaded, viewer, switch_views=viewer is None)
+    player.speed = min(range(len(SPEEDS)), key=lambda index: abs(SPEEDS[index] - speed))
+    player.go_hand(hand - 1)
+    with TerminalKeys() as keys:
+        play(player, keys, console)
+
+
+def viewer_label(viewer: Viewer) -> str:
+    """``the referee's view`` or ``seat N's view``."""
+    return "the referee's view" if viewer is None else f"seat {viewer}'s view"

@@ -1,0 +1,59 @@
+"""The demo league (``make demo``): the sample bots in a short round robin.
+
+It lives in its own home (``.gin-demo`` by default, emptied first), so it never touches a real
+registry or store.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Final
+
+import trio
+
+from tournaments.league import LeagueConfig, create_league
+from tournaments.registry import Arena, submit
+from tournaments.store import Store
+
+SAMPLES: Final = Path(__file__).resolve().parent.parent / "sample_bots"
+DEMO_BOTS: Final = ("random", "greedy", "strong", "node")
+
+
+def demo_bots() -> list[Path]:
+    """The sample bot folders that can run here (the Node bot needs ``make node-bot``)."""
+    folders = []
+    for name in DEMO_BOTS:
+        folder = SAMPLES / name
+        if not (folder / "bot.toml").exists():
+            continue
+        if name == "node" and not (folder / "node_modules").is_dir():
+            continue
+        folders.append(folder)
+    return folders
+
+
+def prepare_demo(
+    home: Path, series_per_pairing: int, seed: int
+) -> tuple[Arena, Store, LeagueConfig]:
+    """A fresh home with the sample bots submitted and the demo league created.
+
+    The sample bots are trusted, so their conformance check is skipped here
+    (``gin bot submit`` runs it).
+    """
+    if home.exists():
+        shutil.rmtree(home)
+    arena = Arena(home)
+    store = arena.open_store()
+    idents = [trio.run(submit, arena, store, folder, None).ident for folder in demo_bots()]
+    config = LeagueConfig.from_dict(
+        {
+            "name": "demo",
+            "seed": seed,
+            "bots": idents,
+            "series_per_pairing": series_per_pairing,
+            "jobs": 2,
+        }
+    )
+    create_league(store, config)
+    return arena, store, config

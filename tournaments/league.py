@@ -1,0 +1,243 @@
+"""League definitions (a TOML file) and their round-robin schedule.
+
+```toml
+name = "spring"                 # lowercase letters, digits, - and _
+seed = 2026                     # every deal of the league derives from it
+bots = ["greedy", "strong@1.2.0", "random"]   # NAME (latest) or NAME@VERSION
+series_per_pairing = 4          # even when duplicate is on
+duplicate = true                # mirrored pairs: same decks, seats swapped
+jobs = 2                        # matches at once (gin league run -j overrides)
+
+[time_control]                  # optional; the defaults suit Python bots
+move_time_ms = 1000
+time_bank_ms = 10000
+
+[fault_policy]
+strikes = 3
+
+[rules]                         # optional; any field of RuleParams
+gin_bonus = 25
+scoring = "hollywood"           # or "plain"
+```
+
+Seeds come from hashing (league seed, pairing, series index), so adding a bot adds matches and
+changes none of the existing ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from referee.control import FaultPolicy, TimeControl
+from referee.rules import RuleParams
+from tournaments.registry import RegistryError, resolve
+from tournaments.store import MatchRow, Store
+
+NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+KNOWN_KEYS: Final = {
+    "name",
+    "seed",
+    "bots",
+    "series_per_pairing",
+    "duplicate",
+    "jobs",
+    "time_control",
+    "fault_policy",
+    "rules",
+}
+
+
+class LeagueError(ValueError):
+    """A league definition that cannot be used; the message lists every problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueConfig:
+    """A checked league definition (bots still as written: NAME or NAME@VERSION)."""
+
+    name: str
+    seed: int
+    bots: tuple[str, ...]
+    series_per_pairing: int = 2
+    duplicate: bool = True
+    jobs: int = 2
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    rules: RuleParams = field(default_factory=RuleParams)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (stored with the league)."""
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "bots": list(self.bots),
+            "series_per_pairing": self.series_per_pairing,
+            "duplicate": self.duplicate,
+            "jobs": self.jobs,
+            "time_control": self.time_control.to_dict(),
+            "fault_policy": self.fault_policy.to_dict(),
+            "rules": self.rules.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LeagueConfig:
+        """Read :meth:`to_dict` output (or a parsed TOML file).
+
+        Raises:
+            LeagueError: listing every problem found.
+        """
+        problems: list[str] = []
+        for key in sorted(set(data) - KNOWN_KEYS):
+            problems.append(f"unknown field '{key}' (known: {', '.join(sorted(KNOWN_KEYS))})")
+        name = data.get("name")
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            problems.append(f"bad or missing name {name!r}: lowercase letters, digits, - and _")
+        seed = data.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            problems.append(f"bad or missing seed {seed!r}: a non-negative integer")
+        bots = data.get("bots")
+        if not isinstance(bots, list) or not all(isinstance(bot, str) for bot in bots):
+            problems.append("bots must be a list of NAME or NAME@VERSION strings")
+            bots = []
+        elif len(set(bots)) != len(bots) or len(bots) < 2:
+            problems.append("bots must name at least two different bots, each once")
+        series = data.get("series_per_pairing", 2)
+        duplicate = data.get("duplicate", True)
+        if not isinstance(series, int) or series < 1:
+            problems.append("series_per_pairing must be a positive integer")
+        elif duplicate and series % 2:
+            problems.append("series_per_pairing must be even when duplicate is on (mirrored pairs)")
+        if not isinstance(duplicate, bool):
+            problems.append("duplicate must be true or false")
+        jobs = data.get("jobs", 2)
+        if not isinstance(jobs, int) or jobs < 1:
+            problems.append("jobs must be a positive integer")
+        parts = _sections(data, problems)
+        if problems:
+            raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
+        assert isinstance(name, str)
+        assert isinstance(seed, int)
+        time_control, fault_policy, rules = parts
+        return cls(
+            name, seed, tuple(bots), series, duplicate, jobs, time_control, fault_policy, rules
+        )
+
+
+def _sections(
+    data: dict[str, Any], problems: list[str]
+) -> tuple[TimeControl, FaultPolicy, RuleParams]:
+    def table(key: str) -> dict[str, Any]:
+        section = data.get(key, {})
+        if not isinstance(section, dict):
+            raise TypeError("must be a table")
+        return section
+
+    time_control, fault_policy, rules = TimeControl(), FaultPolicy(), RuleParams()
+    try:
+        time_control = TimeControl(**table("time_control"))
+    except (TypeError, ValueError) as error:
+        problems.append(f"[time_control]: {error}")
+    try:
+        fault_policy = FaultPolicy(**table("fault_policy"))
+    except (TypeError, ValueError) as error:
+        problems.append(f"[fault_policy]: {error}")
+    try:
+        rules = RuleParams.from_dict(table("rules"))
+    except (TypeError, ValueError) as error:
+        problems.append(f"[rules]: {error}")
+    return time_control, fault_policy, rules
+
+
+def load_league(path: Path) -> LeagueConfig:
+    """Read and check a league TOML file.
+
+    Raises:
+        LeagueError: the file is missing, not TOML, or has problems (all listed).
+    """
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise LeagueError(f"{path} is not valid TOML: {error}") from None
+    return LeagueConfig.from_dict(data)
+
+
+def derive_seed(league_seed: int, pairing: str, index: int) -> int:
+    """The deal seed of one series (or of one mirrored pair), from the league seed.
+
+    >>> derive_seed(1, "a@1|b@1", 0) == derive_seed(1, "a@1|b@1", 0) != derive_seed(1, "a@1|b@1", 1)
+    True
+    """
+    text = f"hollywood-gin/league/v1/{league_seed}/{pairing}/{index}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
+
+
+def match_id(league: str, first: str, second: str, index: int) -> str:
+    """A readable, stable match id: ``league~first~second~index``."""
+    return f"{league}~{first}~{second}~{index:03d}"
+
+
+def schedule(config: LeagueConfig, idents: list[str]) -> list[MatchRow]:
+    """Every match of a round robin between ``idents`` (resolved ``name@version``).
+
+    Each unordered pair plays ``series_per_pairing`` series with seats alternating. With
+    duplicate on, series 2k and 2k+1 share one seed: the same decks, seats swapped.
+    """
+    rows = []
+    for first, second in itertools.combinations(sorted(idents), 2):
+        pairing = f"{first}|{second}"
+        for index in range(config.series_per_pairing):
+            deal = index // 2 if config.duplicate else index
+            seats = (first, second) if index % 2 == 0 else (second, first)
+            mirror = None
+            if config.duplicate and index % 2 == 1:
+                mirror = match_id(config.name, first, second, index - 1)
+            rows.append(
+                MatchRow(
+                    match_id(config.name, first, second, index),
+                    config.name,
+                    pairing,
+                    index,
+                    seats[0],
+                    seats[1],
+                    derive_seed(config.seed, pairing, deal),
+                    mirror,
+                    "pending",
+                    0,
+                    "",
+                )
+            )
+    return rows
+
+
+def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
+    """Resolve the bots, schedule the round robin, save it; returns (bots, new matches).
+
+    Raises:
+        LeagueError: a bot is unknown, or an existing league of that name differs in more than
+            added bots.
+    """
+    try:
+        idents = [resolve(store, spec).ident for spec in config.bots]
+    except RegistryError as error:
+        raise LeagueError(str(error)) from None
+    stored = store.league_config(config.name)
+    document = {**config.to_dict(), "resolved": idents}
+    if stored is not None:
+        before = {key: value for key, value in stored.items() if key not in ("bots", "resolved")}
+        after = {key: value for key, value in document.items() if key not in ("bots", "resolved")}
+        if before != after or not set(stored["resolved"]) <= set(idents):
+            raise LeagueError(
+                f"league {config.name} exists with other settings: only adding bots is allowed; "
+                "create a league with a new name"
+            )
+    added = store.save_league(config.name, document, schedule(config, idents))
+    return idents, added

@@ -1,0 +1,126 @@
+"""``gin replay --html``: one self-contained page (no network at all) to watch a replay.
+
+The page holds the replay as JSON, a stylesheet and a script, all inline; its Content Security
+Policy forbids loading anything. A seat's page holds only that seat's view: the cards it could
+not see are not in the file at all. The referee's page holds all three views and can switch.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from typing import Any
+
+from referee.replay import VIEWERS, Replay, SeatHand, Showdown, Step, Table, Viewer, viewer_name
+from referee.rules import Card, CardSet, min_deadwood
+
+ASSETS = files("tournaments") / "replay_assets"
+
+
+def _cards(cards: CardSet | tuple[Card, ...]) -> list[str]:
+    return [str(card) for card in cards]
+
+
+def _hand(hand: SeatHand) -> dict[str, Any]:
+    deadwood = None
+    if hand.cards is not None and len(hand.cards) == 10:
+        deadwood = min_deadwood(hand.cards).deadwood
+    return {
+        "cards": None if hand.cards is None else _cards(hand.cards),
+        "count": hand.count,
+        "known": _cards(hand.known),
+        "deadwood": deadwood,
+    }
+
+
+def _showdown(showdown: Showdown | None) -> dict[str, Any] | None:
+    if showdown is None:
+        return None
+    return {
+        "end": showdown.end.value,
+        "winner": showdown.winner,
+        "points": showdown.points,
+        "knocker": showdown.knocker,
+        "kMelds": [_cards(meld) for meld in showdown.knocker_melds],
+        "kDead": _cards(showdown.knocker_deadwood_cards),
+        "kDeadwood": showdown.knocker_deadwood,
+        "dMelds": [_cards(meld) for meld in showdown.defender_melds],
+        "layoffs": [[_cards(cards), _cards(onto)] for cards, onto in showdown.layoffs],
+        "dDead": _cards(showdown.defender_deadwood_cards),
+        "dDeadwood": showdown.defender_deadwood,
+        "games": list(showdown.games),
+    }
+
+
+def table_data(table: Table | None) -> dict[str, Any] | None:
+    """One viewer's table as the page's JSON."""
+    if table is None:
+        return None
+    return {
+        "dealer": table.dealer,
+        "toMove": table.to_move,
+        "phase": table.phase.value,
+        "hands": [_hand(table.hands[0]), _hand(table.hands[1])],
+        "pile": _cards(table.discard_pile),
+        "stock": None if table.stock is None else _cards(table.stock),
+        "stockCount": table.stock_count,
+        "totals": [list(table.totals[0]), list(table.totals[1])],
+        "winners": list(table.game_winners),
+        "showdown": _showdown(table.showdown),
+    }
+
+
+def _step(step: Step, viewers: tuple[Viewer, ...]) -> dict[str, Any]:
+    views = []
+    for viewer in viewers:
+        own = step.ms is not None and (viewer is None or viewer == step.seat)
+        views.append(
+            {
+                "text": step.text(viewer),
+                "ms": step.ms if own else None,
+                "table": table_data(step.table(viewer)),
+            }
+        )
+    return {"kind": step.kind.value, "hand": step.hand_number, "line": step.line, "v": views}
+
+
+def page_data(replay: Replay, viewer: Viewer) -> dict[str, Any]:
+    """Everything the page shows: every view for the referee, one seat's view for a seat."""
+    viewers: tuple[Viewer, ...] = VIEWERS if viewer is None else (viewer,)
+    views = [
+        {
+            "name": viewer_name(one) + ("" if one is None else f" ({replay.names[one]})"),
+            "seat": one,
+        }
+        for one in viewers
+    ]
+    return {
+        "title": replay.header.match_id,
+        "names": list(replay.names),
+        "views": views,
+        "hands": list(replay.hand_starts()),
+        "steps": [_step(step, viewers) for step in replay.steps],
+        "verdict": replay.report.summary(),
+    }
+
+
+def _script_json(data: dict[str, Any]) -> str:
+    """JSON that is safe inside a ``<script>`` element (no ``<`` to close it early).
+
+    >>> _script_json({"name": "</script><b>"})
+    '{"name":"\\\\u003c/script>\\\\u003cb>"}'
+    """
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def replay_html(replay: Replay, viewer: Viewer = None) -> str:
+    """The whole page for ``viewer`` (the referee when ``None``)."""
+    page = (ASSETS / "page.html").read_text(encoding="utf-8")
+    parts = {
+        "/*CSS*/": (ASSETS / "page.css").read_text(encoding="utf-8"),
+        "/*JS*/": (ASSETS / "page.js").read_text(encoding="utf-8"),
+        "/*DATA*/": _script_json(page_data(replay, viewer)),
+    }
+    for marker, content in parts.items():
+        page = page.replace(marker, content, 1)
+    return page

@@ -1,0 +1,213 @@
+"""The league runner: N matches at once, each in a worker process, driven by trio.
+
+Every match is marked running before its worker starts and done when its result is written
+(once, keyed by match id). A runner killed outright leaves some matches marked running: the
+next run puts them back to pending (their partial logs are kept aside) and plays them again, so
+no result is lost or counted twice. Ctrl-C stops the workers (they tear their bots down) and
+leaves the league resumable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+
+from tournaments.league import LeagueConfig
+from tournaments.registry import Arena, parse_spec
+from tournaments.store import MatchRow, ResultRow, Store
+
+RETRIES: Final = 2
+"""Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
+STOP_GRACE_S: Final = 10.0
+
+
+@dataclass
+class Progress:
+    """What the live display shows; updated by the runner."""
+
+    league: str
+    total: int
+    done: int
+    failed: int = 0
+    started_at: float = field(default_factory=time.monotonic)
+    finished_now: int = 0
+    running: dict[str, float] = field(default_factory=dict)
+    faults: deque[str] = field(default_factory=lambda: deque(maxlen=6))
+    durations: deque[float] = field(default_factory=lambda: deque(maxlen=50))
+
+    def eta_s(self, jobs: int) -> float | None:
+        """Seconds left, from the recent matches' durations."""
+        if not self.durations:
+            return None
+        left = self.total - self.done - self.failed
+        mean = sum(self.durations) / len(self.durations)
+        return left * mean / max(1, min(jobs, max(left, 1)))
+
+
+Listener = Callable[[Progress], None]
+
+
+class LeagueRunner:
+    """Runs a league's pending matches."""
+
+    def __init__(
+        self,
+        arena: Arena,
+        store: Store,
+        config: LeagueConfig,
+        jobs: int,
+        *,
+        strict: bool = False,
+        listener: Listener | None = None,
+    ) -> None:
+        self.arena = arena
+        self.store = store
+        self.config = config
+        self.jobs = jobs
+        self.strict = strict
+        self.listener = listener or (lambda _progress: None)
+        counts = store.counts(config.name)
+        self.progress = Progress(config.name, sum(counts.values()), counts.get("done", 0))
+
+    async def run(self) -> Progress:
+        """Play every pending match; returns the final progress.
+
+        Raises:
+            KeyboardInterrupt: passed on after the running matches were stopped and put back.
+        """
+        self.store.reset_running(self.config.name)
+        pending = self.store.matches(self.config.name, "pending")
+        limiter = trio.CapacityLimiter(self.jobs)
+        try:
+            async with trio.open_nursery() as nursery:
+                for match in pending:
+                    nursery.start_soon(self._play, match, limiter)
+        except BaseExceptionGroup as group:
+            if group.subgroup(KeyboardInterrupt) is not None:
+                raise KeyboardInterrupt from None  # Ctrl-C, whichever task it reached
+            raise
+        finally:
+            self.store.reset_running(self.config.name)
+        return self.progress
+
+    async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter) -> None:
+        async with limiter:
+            for attempt in range(1, RETRIES + 1):
+                outcome = await self._attempt(match)
+                if outcome is None:
+                    return
+                if attempt == RETRIES:
+                    self.store.mark(match.match_id, "failed", outcome)
+                    self.progress.failed += 1
+                    self.progress.faults.append(f"{match.match_id}: worker failed: {outcome}")
+                    self.listener(self.progress)
+
+    async def _attempt(self, match: MatchRow) -> str | None:
+        """One worker run; None when a result was recorded, else what went wrong."""
+        self.store.mark_running(match.match_id)
+        log_path = self._fresh_log(match)
+        self.progress.running[match.match_id] = time.monotonic()
+        self.listener(self.progress)
+        started = time.monotonic()
+        try:
+            process = await trio.run_process(
+                [sys.executable, "-m", "tournaments.worker"],
+                stdin=json.dumps(self._job(match, log_path)).encode(),
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+                deliver_cancel=_stop_worker,
+            )
+        finally:
+            self.progress.running.pop(match.match_id, None)
+        outcome = _parse(process.stdout)
+        if outcome is None or "summary" not in outcome:
+            tail = process.stderr.decode(errors="replace").strip().splitlines()[-3:]
+            return f"exit {process.returncode}: {' | '.join(tail) or 'no output'}"
+        self._record(match, outcome, log_path)
+        self.progress.durations.append(time.monotonic() - started)
+        self.listener(self.progress)
+        return None
+
+    def _record(self, match: MatchRow, outcome: dict[str, Any], log_path: Path) -> None:
+        summary = outcome["summary"]
+        summary["seats"] = [match.seat0, match.seat1]
+        summary["duplicate_of"] = match.duplicate_of
+        fresh = self.store.record_result(
+            ResultRow(
+                match.match_id,
+                self.config.name,
+                summary["winner"],
+                summary["end"],
+                outcome["reason"],
+                summary,
+                str(log_path),
+            )
+        )
+        if fresh:
+            self.progress.done += 1
+            self.progress.finished_now += 1
+            seats = (match.seat0, match.seat1)
+            for fault in summary["faults"]:
+                self.progress.faults.append(
+                    f"{seats[fault['seat']]}: {fault['kind']}: {fault['detail']}"[:160]
+                )
+
+    def _fresh_log(self, match: MatchRow) -> Path:
+        """The match's log path, a partial log of an earlier attempt moved aside."""
+        folder = self.arena.logs_dir(self.config.name)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{match.match_id}.jsonl"
+        if path.exists():
+            path.rename(path.with_name(f"{path.name}.aborted-{int(time.time() * 1000)}"))
+        return path
+
+    def _job(self, match: MatchRow, log_path: Path) -> dict[str, Any]:
+        bots = []
+        for ident in (match.seat0, match.seat1):
+            name, version = parse_spec(ident)
+            row = self.store.bot(name, version)
+            if row is None:
+                raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
+            bots.append(str(row.path))
+        return {
+            "match_id": match.match_id,
+            "seed": match.seed,
+            "bots": bots,
+            "rules": self.config.rules.to_dict(),
+            "time_control": self.config.time_control.to_dict(),
+            "fault_policy": self.config.fault_policy.to_dict(),
+            "log": str(log_path),
+            "strict": self.strict,
+            "parent": os.getpid(),
+        }
+
+
+def _parse(stdout: bytes | None) -> dict[str, Any] | None:
+    lines = (stdout or b"").decode(errors="replace").strip().splitlines()
+    if not lines:
+        return None
+    try:
+        parsed = json.loads(lines[-1])
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+async def _stop_worker(process: trio.Process) -> None:
+    """On cancel: SIGTERM (the worker closes its bots), then SIGKILL after a grace."""
+    process.send_signal(signal.SIGTERM)
+    with trio.move_on_after(STOP_GRACE_S):
+        await process.wait()
+        return
+    process.kill()

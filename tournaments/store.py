@@ -1,0 +1,346 @@
+"""The store: one SQLite file (WAL) with bots, leagues, scheduled matches and results.
+
+A result is keyed by its match id and written once (``INSERT OR IGNORE``), so a retried,
+resumed or duplicated match can never count twice. Every result points at its match log.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+SCHEMA_VERSION: Final = 1
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bots (
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    path TEXT NOT NULL,
+    author TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    submitted_at REAL NOT NULL,
+    removed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (name, version)
+);
+CREATE TABLE IF NOT EXISTS leagues (
+    name TEXT PRIMARY KEY,
+    config TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY,
+    league TEXT NOT NULL REFERENCES leagues(name),
+    pairing TEXT NOT NULL,
+    series_index INTEGER NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    duplicate_of TEXT,
+    state TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    note TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS matches_by_league ON matches (league, state);
+CREATE TABLE IF NOT EXISTS results (
+    match_id TEXT PRIMARY KEY REFERENCES matches(match_id),
+    league TEXT NOT NULL,
+    winner INTEGER,
+    end TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    log_path TEXT NOT NULL,
+    recorded_at REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BotRow:
+    """A submitted bot."""
+
+    name: str
+    version: str
+    hash: str
+    path: Path
+    author: str
+    description: str
+    submitted_at: float
+
+    @property
+    def ident(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    """A scheduled match."""
+
+    match_id: str
+    league: str
+    pairing: str
+    series_index: int
+    seat0: str
+    seat1: str
+    seed: int
+    duplicate_of: str | None
+    state: str
+    attempts: int
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """A recorded result; ``summary`` is the match's JSON summary (see the runner)."""
+
+    match_id: str
+    league: str
+    winner: int | None
+    end: str
+    reason: str
+    summary: dict[str, Any]
+    log_path: str
+
+
+class Store:
+    """Access to the SQLite file; each method is one short transaction."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # --- bots ----------------------------------------------------------------------------------
+
+    def add_bot(self, row: BotRow) -> None:
+        """Store a bot row (the caller checked for clashes)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO bots (name, version, hash, path, author, description, submitted_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.name,
+                    row.version,
+                    row.hash,
+                    str(row.path),
+                    row.author,
+                    row.description,
+                    row.submitted_at,
+                ),
+            )
+
+    def bot(self, name: str, version: str | None = None) -> BotRow | None:
+        """A bot by name and version, or the latest submitted version of a name."""
+        if version is None:
+            found = self.db.execute(
+                "SELECT * FROM bots WHERE name = ? AND removed = 0"
+                " ORDER BY submitted_at DESC, rowid DESC LIMIT 1",
+                (name,),
+            ).fetchone()
+        else:
+            found = self.db.execute(
+                "SELECT * FROM bots WHERE name = ? AND version = ? AND removed = 0",
+                (name, version),
+            ).fetchone()
+        return None if found is None else _bot(found)
+
+    def bots(self) -> list[BotRow]:
+        """Every bot not removed, by name then submission time."""
+        rows = self.db.execute(
+            "SELECT * FROM bots WHERE removed = 0 ORDER BY name, submitted_at"
+        ).fetchall()
+        return [_bot(row) for row in rows]
+
+    def remove_bot(self, name: str, version: str) -> bool:
+        """Mark a bot removed (its files and results stay); False if there was none."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE bots SET removed = 1 WHERE name = ? AND version = ? AND removed = 0",
+                (name, version),
+            )
+        return cursor.rowcount > 0
+
+    # --- leagues and matches -------------------------------------------------------------------
+
+    def league_config(self, name: str) -> dict[str, Any] | None:
+        """A league's stored configuration."""
+        found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
+        return None if found is None else dict(json.loads(found["config"]))
+
+    def leagues(self) -> list[str]:
+        """Every league's name."""
+        return [row["name"] for row in self.db.execute("SELECT name FROM leagues ORDER BY name")]
+
+    def save_league(self, name: str, config: dict[str, Any], matches: list[MatchRow]) -> int:
+        """Create or extend a league; returns how many matches were new."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO leagues (name, config, created_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET config = excluded.config",
+                (name, json.dumps(config, sort_keys=True), time.time()),
+            )
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO matches (match_id, league, pairing, series_index, seat0,"
+                " seat1, seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        m.match_id,
+                        m.league,
+                        m.pairing,
+                        m.series_index,
+                        m.seat0,
+                        m.seat1,
+                        m.seed,
+                        m.duplicate_of,
+                    )
+                    for m in matches
+                ],
+            )
+            return db.total_changes - before
+
+    def matches(self, league: str, state: str | None = None) -> list[MatchRow]:
+        """A league's matches (in schedule order), optionally in one state."""
+        query = "SELECT * FROM matches WHERE league = ?"
+        args: tuple[Any, ...] = (league,)
+        if state is not None:
+            query += " AND state = ?"
+            args += (state,)
+        rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
+        return [MatchRow(**dict(row)) for row in rows]
+
+    def counts(self, league: str) -> dict[str, int]:
+        """How many matches are in each state."""
+        rows = self.db.execute(
+            "SELECT state, COUNT(*) AS n FROM matches WHERE league = ? GROUP BY state", (league,)
+        ).fetchall()
+        return {row["state"]: row["n"] for row in rows}
+
+    def reset_running(self, league: str) -> int:
+        """Matches left 'running' by a runner that died go back to 'pending'; returns how many."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE matches SET state = 'pending' WHERE league = ? AND state = 'running'"
+                " AND match_id NOT IN (SELECT match_id FROM results)",
+                (league,),
+            )
+            db.execute(
+                "UPDATE matches SET state = 'done' WHERE league = ? AND state != 'done'"
+                " AND match_id IN (SELECT match_id FROM results)",
+                (league,),
+            )
+        return cursor.rowcount
+
+    def mark_running(self, match_id: str) -> None:
+        """A worker has the match."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE matches SET state = 'running', attempts = attempts + 1 WHERE match_id = ?",
+                (match_id,),
+            )
+
+    def mark(self, match_id: str, state: str, note: str = "") -> None:
+        """Set a match's state (pending after an interrupted run, failed after retries)."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE matches SET state = ?, note = ? WHERE match_id = ? AND state != 'done'",
+                (state, note, match_id),
+            )
+
+    # --- results -------------------------------------------------------------------------------
+
+    def record_result(self, row: ResultRow) -> bool:
+        """Write a result once; returns False if the match already had one (nothing changed)."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO results (match_id, league, winner, end, reason, summary,"
+                " log_path, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.match_id,
+                    row.league,
+                    row.winner,
+                    row.end,
+                    row.reason,
+                    json.dumps(row.summary, sort_keys=True),
+                    row.log_path,
+                    time.time(),
+                ),
+            )
+            db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (row.match_id,))
+        return cursor.rowcount > 0
+
+    def results(self, league: str) -> list[ResultRow]:
+        """Every result of a league, in schedule order."""
+        rows = self.db.execute(
+            "SELECT r.* FROM results r JOIN matches m USING (match_id)"
+            " WHERE r.league = ? ORDER BY m.rowid",
+            (league,),
+        ).fetchall()
+        return [
+            ResultRow(
+                row["match_id"],
+                row["league"],
+                row["winner"],
+                row["end"],
+                row["reason"],
+                json.loads(row["summary"]),
+                row["log_path"],
+            )
+            for row in rows
+        ]
+
+    def result(self, match_id: str) -> ResultRow | None:
+        """One match's result."""
+        row = self.db.execute("SELECT * FROM results WHERE match_id = ?", (match_id,)).fetchone()
+        if row is None:
+            return None
+        return ResultRow(
+            row["match_id"],
+            row["league"],
+            row["winner"],
+            row["end"],
+            row["reason"],
+            json.loads(row["summary"]),
+            row["log_path"],
+        )
+
+
+def _bot(row: sqlite3.Row) -> BotRow:
+    return BotRow(
+        row["name"],
+        row["version"],
+        row["hash"],
+        Path(row["path"]),
+        row["author"],
+        row["description"],
+        row["submitted_at"],
+    )

@@ -305,33 +305,24 @@ class Store:
             " WHERE r.league = ? ORDER BY m.rowid",
             (league,),
         ).fetchall()
-        return [
-            ResultRow(
-                row["match_id"],
-                row["league"],
-                row["winner"],
-                row["end"],
-                row["reason"],
-                json.loads(row["summary"]),
-                row["log_path"],
-            )
-            for row in rows
-        ]
+        return [_result(row) for row in rows]
 
     def result(self, match_id: str) -> ResultRow | None:
         """One match's result."""
         row = self.db.execute("SELECT * FROM results WHERE match_id = ?", (match_id,)).fetchone()
-        if row is None:
-            return None
-        return ResultRow(
-            row["match_id"],
-            row["league"],
-            row["winner"],
-            row["end"],
-            row["reason"],
-            json.loads(row["summary"]),
-            row["log_path"],
-        )
+        return None if row is None else _result(row)
+
+
+def _result(row: sqlite3.Row) -> ResultRow:
+    return ResultRow(
+        row["match_id"],
+        row["league"],
+        row["winner"],
+        row["end"],
+        row["reason"],
+        json.loads(row["summary"]),
+        row["log_path"],
+    )
 
 
 def _bot(row: sqlite3.Row) -> BotRow:

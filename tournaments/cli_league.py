@@ -160,7 +160,7 @@ def league_run(
 @league_app.command("demo")
 def league_demo(
     home: Annotated[Path, typer.Option(help="Demo home (emptied first).")] = Path(".gin-demo"),
-    series: Annotated[int, typer.Option(help="Series per pairing (even).")] = 8,
+    series: Annotated[int, typer.Option(help="Series per pairing (even).")] = 6,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
     seed: Annotated[int, typer.Option(help="League seed.")] = 2026,
 ) -> None:

@@ -316,6 +316,8 @@ def _split_sets(sets: int) -> tuple[Meld, ...]:
     return tuple(melds)
 
 
+_RUN_STARTS: Final = sum(((1 << (LANE - 2)) - 1) << (suit * LANE) for suit in range(4))
+"""Card positions where a run of three may start (ranks ace to jack of each suit)."""
 _RANK_MASKS: Final = tuple(
     sum(1 << (suit * LANE + rank) for suit in range(4)) for rank in range(LANE)
 )
@@ -349,9 +351,15 @@ def min_deadwood(cards: CardsLike) -> Arrangement:
     d = mask >> 13 & 8191
     h = mask >> 26 & 8191
     s = mask >> 39
+    ranks = (c & d & (h | s)) | (h & s & (c | d))
+    if not ranks and not mask & mask >> 1 & mask >> 2 & _RUN_STARTS:
+        values = LANE_RUN_DEADWOOD  # no set and no run anywhere: everything is deadwood
+        return _new_arrangement(
+            Arrangement, ((), values[c] + values[d] + values[h] + values[s], mask)
+        )
     by_suit = _LANE_RUN_MELDS
-    if (c & d & (h | s)) | (h & s & (c | d)):
-        sets = _best_sets(mask, (c & d & (h | s)) | (h & s & (c | d)))[1]
+    if ranks:
+        sets = _best_sets(mask, ranks)[1]
         if sets:
             rest = mask ^ sets
             c, d, h, s = rest & 8191, rest >> 13 & 8191, rest >> 26 & 8191, rest >> 39

@@ -85,7 +85,8 @@ def memory(long: int, jobs: int) -> dict[str, int]:
                     console.log(f"{progress.done} series: runner RSS {marks[f'after {mark}']} KiB")
 
         runner = LeagueRunner(arena, arena.open_store(), config, jobs, listener=listen)
-        trio.run(runner.run)
+        progress = trio.run(runner.run)
+        marks[f"at the end ({progress.done} done, {progress.failed} failed)"] = rss_kib()
     return marks
 
 
@@ -108,9 +109,10 @@ def main() -> None:
             f"run {run + 1}/{args.runs}: "
             + ", ".join(f"-j {jobs}: {values[-1]:.1f}" for jobs, values in rates.items())
         )
+    measured = {jobs: values for jobs, values in rates.items() if values}
     figures: dict[str, Any] = {
-        "series_per_minute": {f"-j {j}": statistics.median(v) for j, v in rates.items()},
-        "ranges": {f"-j {j}": [min(v), max(v)] for j, v in rates.items()},
+        "series_per_minute": {f"-j {j}": statistics.median(v) for j, v in measured.items()},
+        "ranges": {f"-j {j}": [min(v), max(v)] for j, v in measured.items()},
     }
     for key, value in figures["series_per_minute"].items():
         low, high = figures["ranges"][key]

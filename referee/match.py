@@ -22,7 +22,6 @@ from referee.rules import (
     DRAW_STOCK,
     PASS_UPCARD,
     Action,
-    Discard,
     DrawStock,
     HandRecord,
     HandState,
@@ -36,8 +35,8 @@ from referee.rules import (
     observation,
     shuffled_deck,
 )
-from referee.rules.cards import CARD_VALUES
-from referee.rules.melds import deadwood_of_mask
+from referee.rules.hand import DISCARDS
+from referee.rules.play import best_throw
 from referee.seats import (
     BotIdentity,
     Decision,
@@ -145,16 +144,9 @@ def safe_action(state: SeriesState | HandState) -> Action:
         return PASS_UPCARD
     if hand.phase is Phase.DRAW:
         return DRAW_STOCK
-    mask = hand.hands[hand.to_move].mask
-    discards = [action for action in hand.legal_actions() if isinstance(action, Discard)]
-    return min(
-        discards,
-        key=lambda action: (
-            deadwood_of_mask(mask & ~(1 << action.card)),
-            -CARD_VALUES[action.card],
-            int(action.card),
-        ),
-    )
+    taken = hand.taken_this_turn
+    forbidden = 0 if taken is None or not hand.params.no_rediscard else 1 << taken
+    return DISCARDS[best_throw(hand.hands[hand.to_move].mask, forbidden)[1]]
 
 
 def _public(seat: int, event_seat: int, action: Action, card: Any) -> PublicEvent:

@@ -53,7 +53,7 @@ class RandomPolicy:
         return legal[self.rng.randrange(len(legal))]
 
 
-def _best_throw(hand: int, forbidden: int) -> tuple[int, int]:
+def best_throw(hand: int, forbidden: int = 0) -> tuple[int, int]:
     """``(deadwood after, card)`` of the best discard, ties going to the highest card value."""
     best: tuple[int, int, int] | None = None
     rest = hand & ~forbidden
@@ -70,7 +70,7 @@ def _best_throw(hand: int, forbidden: int) -> tuple[int, int]:
 
 def _improves(hand: int, card: int) -> bool:
     """Whether taking ``card`` and then the best other discard lowers the deadwood."""
-    after, _ = _best_throw(hand | 1 << card, 1 << card)
+    after, _ = best_throw(hand | 1 << card, 1 << card)
     return after < deadwood_of_mask(hand)
 
 
@@ -93,7 +93,7 @@ class GreedyPolicy:
                 return DRAW_DISCARD
             return DRAW_STOCK
         forbidden = 0 if view.taken_this_turn is None else 1 << view.taken_this_turn
-        after, card = _best_throw(hand, forbidden)
+        after, card = best_throw(hand, forbidden)
         if after <= min(self.knock_at, view.params.knock_limit) and KNOCKS[card] in legal:
             return KNOCKS[card]
         return DISCARDS[card]

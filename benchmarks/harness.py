@@ -136,3 +136,13 @@ def environment() -> dict[str, object]:
             for name in ("hollywood-gin-arena", "open_spiel", "rlcard", "numpy", "rich")
         },
     }
+
+
+def rss_kib() -> int:
+    """This process's resident memory, in KiB (Linux)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        lines = status.read().splitlines()
+    for line in lines:
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0

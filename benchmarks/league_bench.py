@@ -25,20 +25,13 @@ harden_referee_process()
 import trio  # noqa: E402
 from rich.console import Console  # noqa: E402
 
+from benchmarks.harness import rss_kib  # noqa: E402
 from tournaments.league import LeagueConfig, create_league  # noqa: E402
 from tournaments.registry import Arena, submit  # noqa: E402
 from tournaments.runner import LeagueRunner, Progress  # noqa: E402
 
 GREEDY = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
 console = Console()
-
-
-def rss_kib() -> int:
-    """This process's resident memory."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def greedy_league(home: Path, name: str, series: int, seed: int) -> tuple[Arena, LeagueConfig]:

@@ -39,6 +39,7 @@ import trio  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from benchmarks.harness import rss_kib  # noqa: E402
 from protocol import hollywood_gin_pb2 as pb  # noqa: E402
 from protocol import hollywood_gin_pb2_grpc as pb_grpc  # noqa: E402
 from protocol.convert import DECISION_KINDS, action_to_pb, observation_to_pb  # noqa: E402
@@ -208,14 +209,6 @@ def startup_ms(sandbox: Sandbox) -> float:
         return seat.startup_ms
 
     return trio.run(main)
-
-
-def rss_kib() -> int:
-    """This process's resident memory."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 def memory_per_match(sandbox: Sandbox, matches: int, seed: int) -> tuple[int, int]:

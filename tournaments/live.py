@@ -10,15 +10,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from referee.rules import HandEnd
+from tournaments.render import END_WORDS
 from tournaments.runner import Progress
-
-END_WORDS = {
-    "gin": "gin",
-    "knock": "knock",
-    "undercut": "undercut",
-    "stock_exhausted": "drawn (stock)",
-    "turn_cap": "drawn (turn cap)",
-}
 
 
 class MatchView:
@@ -61,7 +55,7 @@ class MatchView:
             games = ", ".join(str(game + 1) for game in hand["games"]) or "-"
             table.add_row(
                 str(hand["hand"] + 1),
-                END_WORDS.get(hand["end"], hand["end"]),
+                END_WORDS[HandEnd(hand["end"])],
                 winner,
                 str(hand["points"]) if hand["winner"] is not None else "-",
                 games,

@@ -135,6 +135,10 @@ def test_a_result_counts_once(tmp_path: Path) -> None:
     store.mark_running(rows[1].match_id)
     assert store.reset_running("t") == 1
     assert store.counts("t") == {"done": 1, "pending": 1}
+    store.mark(rows[1].match_id, "failed", "worker failed")
+    assert store.reset_running("t") == 0
+    assert store.reset_running("t", retry_failed=True) == 1
+    assert store.counts("t") == {"done": 1, "pending": 1}
 
 
 # --- standings ----------------------------------------------------------------------------------

@@ -85,7 +85,8 @@ class LeagueRunner:
         Raises:
             KeyboardInterrupt: passed on after the running matches were stopped and put back.
         """
-        self.store.reset_running(self.config.name)
+        self.store.reset_running(self.config.name, retry_failed=True)
+        self.progress.failed = 0
         pending = self.store.matches(self.config.name, "pending")
         limiter = trio.CapacityLimiter(self.jobs)
         try:

@@ -245,13 +245,16 @@ class Store:
         ).fetchall()
         return {row["state"]: row["n"] for row in rows}
 
-    def reset_running(self, league: str) -> int:
-        """Matches left 'running' by a runner that died go back to 'pending'; returns how many."""
+    def reset_running(self, league: str, *, retry_failed: bool = False) -> int:
+        """Matches left 'running' by a runner that died (and, with ``retry_failed``, those whose
+        worker failed) go back to 'pending'; returns how many."""
+        states = ("running", "failed") if retry_failed else ("running",)
         with self.transaction() as db:
             cursor = db.execute(
-                "UPDATE matches SET state = 'pending' WHERE league = ? AND state = 'running'"
+                f"UPDATE matches SET state = 'pending' WHERE league = ? AND state IN "
+                f"({', '.join('?' for _ in states)})"
                 " AND match_id NOT IN (SELECT match_id FROM results)",
-                (league,),
+                (league, *states),
             )
             db.execute(
                 "UPDATE matches SET state = 'done' WHERE league = ? AND state != 'done'"

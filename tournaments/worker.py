@@ -1,20 +1,23 @@
 """A league worker: plays one match in its own process and prints its summary as JSON.
 
 ``python -m tournaments.worker`` reads a job (JSON) on stdin and writes one JSON line on
-stdout. It dies with its parent (the kernel's parent-death signal), and on SIGTERM it stops the
+stdout. It stops when its runner goes away (even after a ``kill -9``), and on SIGTERM it stops the
 match and tears its bots down before exiting, so an interrupted league leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
+import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from referee.sandbox import Sandbox, SandboxLimits, die_with_parent, harden_referee_process
+from referee.sandbox import Sandbox, SandboxLimits, harden_referee_process
 
 harden_referee_process()  # before grpc is imported
 
@@ -25,6 +28,8 @@ from referee.control import FaultPolicy, TimeControl  # noqa: E402
 from referee.local import play_folders, remote_seat  # noqa: E402
 from referee.match import MatchConfig, MatchResult  # noqa: E402
 from referee.rules import HandEnd, RuleParams  # noqa: E402
+
+PARENT_POLL_S = 0.5
 
 
 def hand_stats(result: MatchResult) -> list[dict[str, int]]:
@@ -108,10 +113,23 @@ async def play_job(job: dict[str, Any]) -> dict[str, Any]:
     return {"summary": summary(result, log_path), "reason": reason(result)}
 
 
+def watch_parent(parent: int) -> None:
+    """Stop the match (SIGTERM to ourselves: the seats are closed, the bots torn down) once the
+    runner is gone. A thread polls, since the kernel's parent-death signal follows the thread
+    that started us, and trio starts processes from short-lived threads."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="watch-runner", daemon=True).start()
+
+
 def main() -> int:
     """Read the job, play it, print the outcome."""
     job = json.loads(sys.stdin.read())
-    die_with_parent(int(job["parent"]))
+    watch_parent(int(job["parent"]))
     outcome = trio.run(play_job, job)
     print(json.dumps(outcome), flush=True)
     return 0

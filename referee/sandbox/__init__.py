@@ -28,7 +28,7 @@ from referee.sandbox._base import (
 )
 from referee.sandbox._detect import describe_layers, detect_layers
 from referee.sandbox._jail import BotJail, Sandbox
-from referee.sandbox._libc import die_with_parent, harden_referee_process, hardening_state
+from referee.sandbox._libc import harden_referee_process, hardening_state
 
 __all__ = [
     "REQUIRED_LAYERS",
@@ -41,7 +41,6 @@ __all__ = [
     "TeardownReport",
     "describe_layers",
     "detect_layers",
-    "die_with_parent",
     "harden_referee_process",
     "hardening_state",
 ]

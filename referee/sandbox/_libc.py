@@ -5,7 +5,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import signal
 import sys
 import threading
 from typing import Final
@@ -90,14 +89,3 @@ def hardening_state() -> str:
         f"dumpable={dumpable}, subreaper={int(is_subreaper())}, "
         f"GRPC_ENABLE_FORK_SUPPORT={fork_support}"
     )
-
-
-def die_with_parent(expected_parent: int | None = None) -> None:
-    """Ask the kernel to SIGKILL this process when its parent dies (a worker of a runner).
-
-    If the parent is already gone (``getppid`` differs from ``expected_parent``), exit now: the
-    signal would never come.
-    """
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if expected_parent is not None and os.getppid() != expected_parent:
-        os._exit(1)

@@ -271,6 +271,9 @@ def test_killed_runner_resumes_without_losing_or_double_counting(tmp_path: Path)
     assert len(results) == 8
     assert len({result.match_id for result in results}) == 8
     assert store.counts("resume") == {"done": 8}
+    # The killed runner's workers noticed, stopped their matches and tore their bots down.
+    root = Sandbox().root_dir
+    assert [path.name for path in root.iterdir() if path.name.startswith("resume_")] == []
 
 
 def done_count(home: Path) -> int:

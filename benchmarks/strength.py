@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import multiprocessing
-import os
 import statistics
 import sys
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.harness import environment, loadavg
+from benchmarks.harness import environment, loadavg, usable_cpus
 from referee.rules import (
     Action,
     GreedyPolicy,
@@ -66,6 +65,11 @@ def make_greedy(seed: int) -> Policy:  # noqa: ARG001
     return GreedyPolicy(knock_at=10)
 
 
+def make_patient(seed: int) -> Policy:  # noqa: ARG001
+    """Greedy that plays on until its deadwood is 4 or less (``referee.rules.patient_policy``)."""
+    return GreedyPolicy(knock_at=4)
+
+
 def make_random(seed: int) -> Policy:
     """A uniformly random legal action, seeded from the series seed."""
     return RandomPolicy(seed)
@@ -74,6 +78,7 @@ def make_random(seed: int) -> Policy:
 POLICIES: dict[str, Callable[[int], Policy]] = {
     "strong": make_strong,
     "greedy": make_greedy,
+    "patient": make_patient,
     "random": make_random,
 }
 """Policy factories by name: ``factory(series_seed)`` gives a fresh instance."""
@@ -85,16 +90,19 @@ MATCHUPS: tuple[tuple[str, str], ...] = (("strong", "greedy"), ("greedy", "rando
 
 
 class TimedPolicy:
-    """A policy wrapper that counts decisions and the wall-clock time spent in them."""
+    """A policy wrapper that counts decisions and the time spent in them: wall clock, and CPU
+    time of this process (the figure that other load on the machine barely moves)."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.decisions = 0
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
 
     def __call__(self, view: Observation, legal: Sequence[Action]) -> Action:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         action = self.policy(view, legal)
+        self.cpu_seconds += time.process_time() - cpu_started
         self.seconds += time.perf_counter() - started
         self.decisions += 1
         return action
@@ -116,6 +124,7 @@ class SeriesStats:
     games_won: tuple[int, int]
     decisions: tuple[int, int]
     seconds: tuple[float, float]
+    cpu_seconds: tuple[float, float]
 
 
 def summarise_series(
@@ -148,6 +157,7 @@ def summarise_series(
         games_won=(games[0], games[1]),
         decisions=(timers[sides[0]].decisions, timers[sides[1]].decisions),
         seconds=(timers[sides[0]].seconds, timers[sides[1]].seconds),
+        cpu_seconds=(timers[sides[0]].cpu_seconds, timers[sides[1]].cpu_seconds),
     )
 
 
@@ -243,6 +253,9 @@ class MatchupReport:
     games_won: tuple[int, int] = (0, 0)
     decisions: tuple[int, int] = (0, 0)
     ms_per_decision: tuple[float, float] = (0.0, 0.0)
+    """Mean wall time inside each policy."""
+    cpu_ms_per_decision: tuple[float, float] = (0.0, 0.0)
+    """Mean CPU time inside each policy."""
     seeds: list[int] = field(default_factory=list)
 
 
@@ -281,9 +294,14 @@ def summarise(a: str, b: str, pairs: Sequence[tuple[SeriesStats, ...]]) -> Match
     report.games_won = both(lambda s: s.games_won)
     report.decisions = both(lambda s: s.decisions)
     seconds = (sum(s.seconds[0] for s in everything), sum(s.seconds[1] for s in everything))
+    cpu = (sum(s.cpu_seconds[0] for s in everything), sum(s.cpu_seconds[1] for s in everything))
     report.ms_per_decision = (
         1000 * seconds[0] / max(1, report.decisions[0]),
         1000 * seconds[1] / max(1, report.decisions[1]),
+    )
+    report.cpu_ms_per_decision = (
+        1000 * cpu[0] / max(1, report.decisions[0]),
+        1000 * cpu[1] / max(1, report.decisions[1]),
     )
     report.seeds = [pair[0].seed for pair in pairs]
     return report
@@ -301,14 +319,7 @@ class Config:
     seed: int
     matchups: tuple[tuple[str, str], ...]
     json_path: Path | None
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    argv: tuple[str, ...] = ()
 
 
 def parse_matchup(text: str) -> tuple[str, str]:
@@ -329,7 +340,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     )
     parser.add_argument("--pairs", type=int, default=400, help="series pairs per matchup (400)")
     parser.add_argument(
-        "--jobs", type=int, default=usable_cpus(), help="worker processes (default: all CPUs)"
+        "--jobs", type=int, default=usable_cpus() or 1, help="worker processes (default: all CPUs)"
     )
     parser.add_argument("--seed", type=int, default=2024, help="base seed (default 2024)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
@@ -349,6 +360,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         seed=args.seed,
         matchups=tuple(args.matchup or MATCHUPS),
         json_path=args.json,
+        argv=tuple(sys.argv[1:] if argv is None else argv),
     )
 
 
@@ -370,7 +382,7 @@ def print_report(console: Console, reports: Iterable[MatchupReport]) -> None:
         "hands won (drawn)",
         "A pts/hand margin [95% CI]",
         "games won",
-        "ms/decision",
+        "ms/decision wall (cpu)",
     ):
         table.add_column(name, no_wrap=True, justify="right")
     for r in reports:
@@ -383,7 +395,8 @@ def print_report(console: Console, reports: Iterable[MatchupReport]) -> None:
             f"{r.hands_won[0]} / {r.hands_won[1]} ({r.drawn})",
             f"{r.margin_per_hand:+.2f} [{r.margin_ci[0]:+.2f}, {r.margin_ci[1]:+.2f}]",
             f"{r.games_won[0]} / {r.games_won[1]}",
-            f"{r.ms_per_decision[0]:.2f} / {r.ms_per_decision[1]:.2f}",
+            f"{r.ms_per_decision[0]:.2f} ({r.cpu_ms_per_decision[0]:.2f}) / "
+            f"{r.ms_per_decision[1]:.2f} ({r.cpu_ms_per_decision[1]:.2f})",
         )
     console.print(table)
 
@@ -432,7 +445,7 @@ def write_json(
             "jobs": config.jobs,
             "seed": config.seed,
             "matchups": [list(m) for m in config.matchups],
-            "command": "python -m benchmarks.strength " + " ".join(sys.argv[1:]),
+            "command": " ".join(["python -m benchmarks.strength", *config.argv]),
         },
         "checks": checks(reports),
         "matchups": {f"{r.a}:{r.b}": asdict(r) for r in reports},
@@ -475,8 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(
         "Win rate: series won by A (no winner counts half) over series played, Wilson 95% "
         "interval. Margin: A's points minus B's per hand dealt, one value per pair (both "
-        "series), normal 95% interval over pairs. ms/decision: mean wall time inside each "
-        f"policy. Total {time.perf_counter() - started:.1f} s.",
+        "series), normal 95% interval over pairs. ms/decision: mean time inside each policy, "
+        f"wall clock and (CPU of its process). Total {time.perf_counter() - started:.1f} s; "
+        f"loadavg at the end {' '.join(f'{x:.2f}' for x in loadavg() or ())}.",
         highlight=False,
         markup=False,
     )

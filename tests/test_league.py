@@ -265,15 +265,16 @@ def test_killed_runner_resumes_without_losing_or_double_counting(tmp_path: Path)
             os.killpg(runner.pid, signal.SIGKILL)
     partial = done_count(home)
     assert 2 <= partial < 8
+    # The killed runner's workers notice, stop their matches and tear their bots down (checked
+    # before the resume, whose start would sweep what they left).
+    root = Sandbox().root_dir
+    wait_for(lambda: not [path for path in root.iterdir() if path.name.startswith("resume_")], 20)
     progress = trio.run(LeagueRunner(arena, Store(home / "arena.sqlite"), league, 2).run)
     assert progress.done == 8
     results = store.results("resume")
     assert len(results) == 8
     assert len({result.match_id for result in results}) == 8
     assert store.counts("resume") == {"done": 8}
-    # The killed runner's workers noticed, stopped their matches and tore their bots down.
-    root = Sandbox().root_dir
-    assert [path.name for path in root.iterdir() if path.name.startswith("resume_")] == []
 
 
 def done_count(home: Path) -> int:

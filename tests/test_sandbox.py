@@ -12,7 +12,6 @@ import json
 import os
 import secrets
 import selectors
-import shutil
 import signal
 import socket
 import stat
@@ -34,6 +33,7 @@ from referee.sandbox import (
     SandboxLimits,
     SandboxUnavailable,
     detect_layers,
+    sweep_jails,
 )
 from referee.sandbox._procs import all_pids, cmdline, is_alive, my_zombies, pids_of_uid, uids
 
@@ -591,11 +591,47 @@ def test_bot_dies_with_the_referee(tmp_path: Path) -> None:
     assert not is_alive(pid)
     if uid is not None:
         assert pids_of_uid(uid) == []
-    for path in map(Path, info["cgroups"]):  # the dead referee could not clean up: we do
-        with contextlib.suppress(FileNotFoundError):
-            path.rmdir()
-    shutil.rmtree(root, ignore_errors=True)
-    shutil.rmtree(info["stage"], ignore_errors=True)  # empty mount points, if any
+    # The dead referee could not clean up: its jail is left, and a sweep takes it all.
+    jail_dirs = list(root.iterdir())
+    assert len(jail_dirs) == 1
+    report = sweep_jails(root)
+    assert report.jails == (jail_dirs[0].name,), report
+    assert report.problems == ()
+    assert report.cgroups == len(info["cgroups"])
+    assert list(root.iterdir()) == []
+    assert not any(Path(path).exists() for path in info["cgroups"])
+    assert not Path(info["stage"]).exists()
+    assert sweep_jails(root).empty  # nothing twice
+
+
+def test_a_sweep_leaves_live_jails_alone(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Jails of a running referee (this process) are never swept, in this process or another;
+    a jail folder without its owner lock counts as being made until it is a minute old."""
+    code = write_bot(tmp_path / "bot", "print('hi')\n")
+    root = tmp_path / "jails"
+    box = Sandbox(root_dir=root)
+    with jail_of(box, "alive", code) as jail:
+        assert sweep_jails(root).empty
+        other = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"from referee.sandbox import sweep_jails; from pathlib import "
+                f"Path; print(sweep_jails(Path({str(root)!r})).empty)",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=BOT_TIMEOUT_S,
+            check=True,
+        )
+        assert other.stdout.strip() == "True", other.stderr
+        assert jail.jail_dir.is_dir()
+        young = root / "being-made"
+        young.mkdir()
+        assert sweep_jails(root).empty
+        os.utime(young, (time.time() - 120, time.time() - 120))
+        assert sweep_jails(root).jails == ("being-made",)
+    assert not jail.jail_dir.exists()
 
 
 # --- degraded mode -----------------------------------------------------------------------------

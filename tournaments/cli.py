@@ -27,7 +27,7 @@ from referee.rules import (
     patient_policy,
     play_series,
 )
-from referee.sandbox import Sandbox, describe_layers, detect_layers
+from referee.sandbox import Sandbox, describe_layers, detect_layers, sweep_jails
 from tournaments import render
 from tournaments.cli_common import MoveTime, Strict, bot_app, console, open_sandbox
 from tournaments.cli_league import league_app
@@ -172,4 +172,22 @@ def sandbox_doctor() -> None:
     layers = detect_layers()
     console.print(describe_layers(layers))
     if not all(layer.active for layer in layers):
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("sweep")
+def sandbox_sweep() -> None:
+    """Remove the jails (folders, cgroups, stray bot processes) of referees that were killed."""
+    report = sweep_jails()
+    if report.empty:
+        console.print("nothing to sweep")
+    for name in report.jails:
+        console.print(f"removed jail {name}")
+    if report.cgroups:
+        console.print(f"removed {report.cgroups} cgroup(s)")
+    for user in report.users:
+        console.print(f"killed leftover processes of {user}")
+    for problem in report.problems:
+        console.print(f"[red]could not sweep[/red] {problem}")
+    if report.problems:
         raise typer.Exit(1)

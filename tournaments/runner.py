@@ -18,10 +18,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import trio
 
+from referee.sandbox import sweep_jails
 from tournaments.league import LeagueConfig
 from tournaments.registry import Arena, parse_spec
 from tournaments.store import MatchRow, ResultRow, Store
@@ -69,11 +70,13 @@ class LeagueRunner:
         *,
         strict: bool = False,
         listener: Listener | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.arena = arena
         self.store = store
         self.config = config
-        self.jobs = jobs
+        self.executor: Executor = executor or LocalExecutor(jobs)
+        self.jobs = self.executor.slots
         self.strict = strict
         self.listener = listener or (lambda _progress: None)
         counts = store.counts(config.name)
@@ -85,6 +88,9 @@ class LeagueRunner:
         Raises:
             KeyboardInterrupt: passed on after the running matches were stopped and put back.
         """
+        swept = sweep_jails()  # jails of referees killed earlier (a kill -9 of a runner, say)
+        if swept.jails:
+            self.progress.faults.append(f"swept {len(swept.jails)} jail(s) of killed referees")
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
         pending = self.store.matches(self.config.name, "pending")
@@ -98,6 +104,8 @@ class LeagueRunner:
                 raise KeyboardInterrupt from None  # Ctrl-C, whichever task it reached
             raise
         finally:
+            with trio.CancelScope(shield=True):
+                await self.executor.aclose()
             self.store.reset_running(self.config.name)
         return self.progress
 
@@ -121,20 +129,11 @@ class LeagueRunner:
         self.listener(self.progress)
         started = time.monotonic()
         try:
-            process = await trio.run_process(
-                [sys.executable, "-m", "tournaments.worker"],
-                stdin=json.dumps(self._job(match, log_path)).encode(),
-                capture_stdout=True,
-                capture_stderr=True,
-                check=False,
-                deliver_cancel=_stop_worker,
-            )
+            outcome = await self.executor.play(self._job(match, log_path))
         finally:
             self.progress.running.pop(match.match_id, None)
-        outcome = _parse(process.stdout)
-        if outcome is None or "summary" not in outcome:
-            tail = process.stderr.decode(errors="replace").strip().splitlines()[-3:]
-            return f"exit {process.returncode}: {' | '.join(tail) or 'no output'}"
+        if isinstance(outcome, str):
+            return outcome
         self._record(match, outcome, log_path)
         self.progress.durations.append(time.monotonic() - started)
         self.listener(self.progress)
@@ -192,6 +191,55 @@ class LeagueRunner:
             "strict": self.strict,
             "parent": os.getpid(),
         }
+
+
+class Executor(Protocol):
+    """Where matches are played: worker processes here, or a cluster's workers."""
+
+    slots: int
+    """Matches at once."""
+
+    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
+        """Play a job (see ``tournaments.worker``); its outcome (with ``summary``, and the log
+        written at ``job["log"]``), or what went wrong when no result came back."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop whatever still runs for this executor and let go of its resources."""
+        ...
+
+
+class LocalExecutor:
+    """Each match in a ``python -m tournaments.worker`` process on this machine."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+
+    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
+        """Run the worker; SIGTERM then SIGKILL if cancelled."""
+        process = await trio.run_process(
+            [sys.executable, "-m", "tournaments.worker"],
+            stdin=json.dumps(job).encode(),
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            deliver_cancel=_stop_worker,
+        )
+        return outcome_of(process.returncode, process.stdout, process.stderr)
+
+    async def aclose(self) -> None:
+        """Nothing to let go of: each worker ended with its match."""
+
+
+def outcome_of(
+    returncode: int | None, stdout: bytes | None, stderr: bytes | None
+) -> dict[str, Any] | str:
+    """A worker's outcome from its last stdout line, or what went wrong."""
+    outcome = _parse(stdout)
+    if outcome is None or "summary" not in outcome:
+        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+        return f"exit {returncode}: {' | '.join(tail) or 'no output'}"
+    return outcome
 
 
 def _parse(stdout: bytes | None) -> dict[str, Any] | None:

@@ -13,6 +13,9 @@ work on this machine (``detect_layers``), and ``Sandbox.prepare`` builds a ``Bot
 * PDEATHSIG: the kernel kills the bot when the referee dies;
 * NON_DUMPABLE: the referee cannot be ptraced or read through /proc, and adopts orphans.
 
+Each jail folder holds an owner lock for the life of its referee; ``sweep_jails`` removes the
+jails (cgroups, stage folders, straggling bot-user processes) of referees that were killed.
+
 Call ``harden_referee_process()`` first thing at start-up (the CLI does): it sets
 ``GRPC_ENABLE_FORK_SUPPORT=0``, which only counts before ``grpc`` is imported. See
 ``docs``/DESIGN decision 5 and ``research/sandbox.md`` for the reasoning and measurements.
@@ -27,8 +30,9 @@ from referee.sandbox._base import (
     TeardownReport,
 )
 from referee.sandbox._detect import describe_layers, detect_layers
-from referee.sandbox._jail import BotJail, Sandbox
+from referee.sandbox._jail import BotJail, Sandbox, default_jail_root, sweep_jails
 from referee.sandbox._libc import harden_referee_process, hardening_state
+from referee.sandbox._sweep import SweepReport
 
 __all__ = [
     "REQUIRED_LAYERS",
@@ -38,9 +42,12 @@ __all__ = [
     "Sandbox",
     "SandboxLimits",
     "SandboxUnavailable",
+    "SweepReport",
     "TeardownReport",
+    "default_jail_root",
     "describe_layers",
     "detect_layers",
     "harden_referee_process",
     "hardening_state",
+    "sweep_jails",
 ]

@@ -143,6 +143,15 @@ class BotCgroup:
         self.paths: tuple[Path, ...] = tuple(self.dirs.values())
         """The group directories as created (they are gone after ``remove``)."""
 
+    @classmethod
+    def adopt(cls, version: int, dirs: dict[str, Path]) -> BotCgroup:
+        """The existing groups ``dirs`` (controller to directory), to kill and remove them."""
+        group = cls.__new__(cls)
+        group.plan = CgroupPlan(version, tuple((name, path.parent) for name, path in dirs.items()))
+        group.dirs = dict(dirs)
+        group.paths = tuple(dirs.values())
+        return group
+
     def _set_limits(self, limits: SandboxLimits) -> None:
         memory = limits.memory_mb * MIB
         if self.plan.version == 2:

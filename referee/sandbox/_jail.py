@@ -26,9 +26,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from referee.sandbox import _seccomp
 from referee.sandbox._base import (
@@ -60,6 +60,13 @@ from referee.sandbox._procs import (
     started,
     table,
     wait_gone,
+)
+from referee.sandbox._sweep import (
+    SweepReport,
+    hold_owner_lock,
+    record_cgroup,
+    remove_tree,
+    sweep_leftovers,
 )
 from referee.sandbox._tools import sweep_uid, tool
 from referee.sandbox._users import STATE_DIR, UserLease, lease_bot_user, private_dir
@@ -112,21 +119,6 @@ def copy_code(source: Path, target: Path, gid: int | None) -> None:
                 os.chown(os.path.join(folder, name), 0, gid, follow_symlinks=False)
 
 
-def _remove_tree(path: Path) -> bool:
-    """Delete a jail folder without following symlinks; True if it is gone."""
-
-    def make_writable(_function: Callable[..., Any], failed: str, _info: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(failed), 0o700)  # only our own files here (non-root mode)
-            _function(failed)
-
-    if path.is_symlink():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path, onerror=make_writable)
-    return not os.path.lexists(path)
-
-
 def _without(layers: tuple[LayerStatus, ...], off: frozenset[Layer]) -> tuple[LayerStatus, ...]:
     return tuple(
         LayerStatus(status.layer, False, "switched off for this sandbox")
@@ -134,6 +126,16 @@ def _without(layers: tuple[LayerStatus, ...], off: frozenset[Layer]) -> tuple[La
         else status
         for status in layers
     )
+
+
+def default_jail_root() -> Path:
+    """The jails' folder shared by this uid's referees (unless a sandbox is given its own)."""
+    return Path(tempfile.gettempdir()) / f"gin-jails-{os.geteuid()}"
+
+
+def sweep_jails(root_dir: Path | None = None) -> SweepReport:
+    """Sweep what killed referees left in ``root_dir`` (default: the shared jails' folder)."""
+    return sweep_leftovers(default_jail_root() if root_dir is None else root_dir)
 
 
 class Sandbox:
@@ -172,7 +174,7 @@ class Sandbox:
             return root_dir.resolve(), False
         # One shared folder per uid (bots may cross it to their own jail, not list it); a
         # private temporary one if the shared name is taken by someone else.
-        shared = Path(tempfile.gettempdir()) / f"gin-jails-{os.geteuid()}"
+        shared = default_jail_root()
         with contextlib.suppress(SandboxUnavailable, OSError):
             return private_dir(shared, 0o711 if os.geteuid() == 0 else 0o700).resolve(), False
         made = Path(tempfile.mkdtemp(prefix="gin-jails-")).resolve()
@@ -203,11 +205,14 @@ class Sandbox:
             raise SandboxUnavailable(f"bot code folder {source} is not a folder")
         jail_dir = self.root_dir / f"{_label_slug(label)}-{secrets.token_hex(4)}"
         jail_dir.mkdir(mode=0o711 if os.geteuid() == 0 else 0o700)
+        owner_fd = hold_owner_lock(jail_dir)  # a sweep takes the jail only once we are gone
         lease: UserLease | None = None
         cgroup: BotCgroup | None = None
         try:
             lease = lease_bot_user() if self.has(Layer.USER) else None
             cgroup = self._make_cgroup(label)
+            if cgroup is not None:
+                record_cgroup(jail_dir, cgroup)
             code = self._place_code(source, jail_dir, lease)
             run_dir = jail_dir / "run"
             run_dir.mkdir(mode=0o711 if lease else 0o700)
@@ -220,11 +225,13 @@ class Sandbox:
                 run_dir=run_dir,
                 lease=lease,
                 cgroup=cgroup,
+                owner_fd=owner_fd,
             )
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
-            _remove_tree(jail_dir)
+            remove_tree(jail_dir)
+            os.close(owner_fd)
             if lease is not None:
                 lease.release()
             raise
@@ -257,8 +264,10 @@ class BotJail:
         run_dir: Path,
         lease: UserLease | None,
         cgroup: BotCgroup | None,
+        owner_fd: int | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self._owner_fd = owner_fd
         self.label = label
         self.jail_dir = jail_dir
         self.source_dir = source_dir
@@ -452,7 +461,10 @@ class BotJail:
         cgroup_removed = self.cgroup.remove() if self.cgroup and not leftover else not self.cgroup
         if not cgroup_removed:
             notes.append("cgroup could not be removed")
-        folder_removed = all([_remove_tree(self.jail_dir), _remove_tree(self.stage_dir)])
+        folder_removed = all([remove_tree(self.jail_dir), remove_tree(self.stage_dir)])
+        if folder_removed and self._owner_fd is not None:
+            os.close(self._owner_fd)  # what could not be removed stays locked for a later sweep
+            self._owner_fd = None
         if self.lease is not None:
             if leftover:
                 notes.append(f"uid {self.lease.uid} kept out of use: processes {list(leftover)}")

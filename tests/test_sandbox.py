@@ -664,7 +664,7 @@ def test_degraded_mode_keeps_seccomp_rlimits_and_cleanup(tmp_path: Path) -> None
     with Sandbox(limits, switched_off=off) as box, jail_of(box, "bare", code) as jail:
         assert {w.split("layer ")[1].split(" ")[0] for w in box.warnings} >= {"USER", "BWRAP"}
         assert jail.inside_code_dir == str(code.resolve())  # no copy, no folder but the run one
-        assert sorted(os.listdir(jail.jail_dir)) == ["run"]
+        assert sorted(os.listdir(jail.jail_dir)) == ["owner.lock", "run"]
         process = jail.spawn([sys.executable, "bot.py"], bot_env())
         report = json.loads(read_line(process))
         child = int(report["child"])

@@ -19,7 +19,7 @@ from tournaments.demo import prepare_demo
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.live import LeagueView
 from tournaments.registry import Arena, RegistryError, parse_spec, resolve, submit
-from tournaments.runner import LeagueRunner
+from tournaments.runner import Executor, LeagueRunner
 from tournaments.standings import compute
 from tournaments.store import Store
 
@@ -127,27 +127,79 @@ def league_create(file: Annotated[Path, typer.Argument(help="The league's TOML f
     console.print(f"league {config.name}: {len(idents)} bots, {total} matches ({added} new)")
 
 
+class ExecutorKind(enum.Enum):
+    """Where a league's matches are played."""
+
+    LOCAL = "local"
+    DASK = "dask"
+
+
+def _executor(
+    kind: ExecutorKind, scheduler: str | None, jobs: int | None, strict: bool
+) -> Executor | None:
+    """The executor asked for (None: local worker processes), its problems reported plainly."""
+    if kind is ExecutorKind.LOCAL:
+        if scheduler is not None:
+            raise fail("--scheduler goes with --executor dask")
+        return None
+    if scheduler is None:
+        raise fail("--executor dask needs --scheduler tcp://HOST:PORT (the Dask scheduler)")
+    try:
+        from tournaments.cluster import ClusterError, DaskExecutor  # noqa: PLC0415 - optional
+    except ImportError as error:
+        raise fail(
+            f"the Dask executor needs the dask extra ({error}): pip install '.[dask]' on the "
+            "coordinator and on every worker machine"
+        ) from None
+    try:
+        executor, report = DaskExecutor.connect(scheduler, cap=jobs, strict=strict)
+    except ClusterError as error:
+        raise fail(str(error)) from None
+    for warning in report.warnings:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    console.print(
+        f"cluster {scheduler}: {len(report.workers)} worker(s), {executor.slots} match(es) at once"
+    )
+    return executor
+
+
 @league_app.command("run")
 def league_run(
     name: Annotated[str, typer.Argument(help="The league to run.")],
-    jobs: Annotated[int | None, typer.Option("-j", "--jobs", help="Matches at once.")] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("-j", "--jobs", help="Matches at once (with dask: at most this many)."),
+    ] = None,
     strict: Strict = False,
+    executor_kind: Annotated[
+        ExecutorKind,
+        typer.Option("--executor", help="Where matches run: local processes or a Dask cluster."),
+    ] = ExecutorKind.LOCAL,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="The Dask scheduler's address, tcp://HOST:PORT (with --executor dask)."),
+    ] = None,
 ) -> None:
     """Play every pending match, N at once, with a live display. Safe to stop and resume."""
     arena, store = _store()
     config = _league(store, name)
-    open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
-    workers = jobs or config.jobs
+    if executor_kind is ExecutorKind.LOCAL:
+        open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
+    executor = _executor(executor_kind, scheduler, jobs, strict)
+    workers = executor.slots if executor else jobs or config.jobs
     view = LeagueView(workers)
-    runner = LeagueRunner(arena, store, config, workers, strict=strict, listener=view.update)
+    runner = LeagueRunner(
+        arena, store, config, workers, strict=strict, listener=view.update, executor=executor
+    )
     try:
         with Live(view, console=console, refresh_per_second=4):
             progress = trio.run(runner.run)
     except KeyboardInterrupt:
         counts = store.counts(name)
+        again = f" --executor dask --scheduler {scheduler}" if executor else ""
         console.print(
             f"stopped: {counts.get('done', 0)} matches done, "
-            f"{counts.get('pending', 0)} left. Resume with: gin league run {name}"
+            f"{counts.get('pending', 0)} left. Resume with: gin league run {name}{again}"
         )
         raise typer.Exit(130) from None
     console.print(

@@ -30,6 +30,7 @@ from tournaments.store import MatchRow, ResultRow, Store
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
 STOP_GRACE_S: Final = 10.0
+CAPACITY_POLL_S: Final = 5.0
 
 
 @dataclass
@@ -96,18 +97,32 @@ class LeagueRunner:
         pending = self.store.matches(self.config.name, "pending")
         limiter = trio.CapacityLimiter(self.jobs)
         try:
-            async with trio.open_nursery() as nursery:
-                for match in pending:
-                    nursery.start_soon(self._play, match, limiter)
+            async with trio.open_nursery() as outer:
+                outer.start_soon(self._follow_capacity, limiter)
+                async with trio.open_nursery() as nursery:
+                    for match in pending:
+                        nursery.start_soon(self._play, match, limiter)
+                outer.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if group.subgroup(KeyboardInterrupt) is not None:
                 raise KeyboardInterrupt from None  # Ctrl-C, whichever task it reached
             raise
         finally:
-            with trio.CancelScope(shield=True):
-                await self.executor.aclose()
-            self.store.reset_running(self.config.name)
+            try:
+                with trio.CancelScope(shield=True):
+                    await self.executor.aclose()
+            finally:
+                self.store.reset_running(self.config.name)
         return self.progress
+
+    async def _follow_capacity(self, limiter: trio.CapacityLimiter) -> None:
+        """Keep the number of matches at once to the executor's capacity as it changes."""
+        while True:
+            await trio.sleep(CAPACITY_POLL_S)
+            slots = await self.executor.capacity()
+            if slots != limiter.total_tokens:
+                limiter.total_tokens = slots
+                self.jobs = slots
 
     async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter) -> None:
         async with limiter:
@@ -173,17 +188,19 @@ class LeagueRunner:
         return path
 
     def _job(self, match: MatchRow, log_path: Path) -> dict[str, Any]:
-        bots = []
+        bots, hashes = [], []
         for ident in (match.seat0, match.seat1):
             name, version = parse_spec(ident)
             row = self.store.bot(name, version)
             if row is None:
                 raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
             bots.append(str(row.path))
+            hashes.append(row.hash)
         return {
             "match_id": match.match_id,
             "seed": match.seed,
             "bots": bots,
+            "hashes": hashes,
             "rules": self.config.rules.to_dict(),
             "time_control": self.config.time_control.to_dict(),
             "fault_policy": self.config.fault_policy.to_dict(),
@@ -202,6 +219,10 @@ class Executor(Protocol):
     async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
         """Play a job (see ``tournaments.worker``); its outcome (with ``summary``, and the log
         written at ``job["log"]``), or what went wrong when no result came back."""
+        ...
+
+    async def capacity(self) -> int:
+        """Matches at once now (a cluster's workers come and go)."""
         ...
 
     async def aclose(self) -> None:
@@ -226,6 +247,10 @@ class LocalExecutor:
             deliver_cancel=_stop_worker,
         )
         return outcome_of(process.returncode, process.stdout, process.stderr)
+
+    async def capacity(self) -> int:
+        """As many as asked for."""
+        return self.slots
 
     async def aclose(self) -> None:
         """Nothing to let go of: each worker ended with its match."""

@@ -30,6 +30,7 @@ from referee.match import MatchConfig, MatchResult  # noqa: E402
 from referee.rules import HandEnd, RuleParams  # noqa: E402
 
 PARENT_POLL_S = 0.5
+ORPHAN_EXIT_S = 30.0
 
 
 def hand_stats(result: MatchResult) -> list[dict[str, int]]:
@@ -122,6 +123,8 @@ def watch_parent(parent: int) -> None:
         while os.getppid() == parent:
             time.sleep(PARENT_POLL_S)
         os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(ORPHAN_EXIT_S)  # the teardown hangs: go; the bots die by PDEATHSIG, and a
+        os._exit(1)  # sweep takes their jails (they stay locked until we are gone)
 
     threading.Thread(target=watch, name="watch-runner", daemon=True).start()
 

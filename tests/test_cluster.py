@@ -1,0 +1,193 @@
+"""Leagues on a real Dask cluster: a scheduler and two worker processes on 127.0.0.1.
+
+As root, each cluster runs inside ``unshare -n`` (a network namespace holding only loopback), so
+nothing of it can leave this machine; otherwise it binds 127.0.0.1 only. The cluster, the
+coordinator (the real ``gin league run --executor dask``) and the worker kill are driven by
+tests/cluster_scenario.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+pytest.importorskip("distributed", reason="the dask extra is not installed: pip install '.[dask]'")
+
+from referee.local import code_hash
+from referee.replay import verify_log
+from tournaments.cluster import BotCodeMismatchError, match_slug, pack_bot, unpack_bot
+from tournaments.league import LeagueConfig, create_league
+from tournaments.registry import Arena, submit
+from tournaments.runner import LeagueRunner
+from tournaments.standings import compute
+from tournaments.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_bots"
+TIMING = {"mean_ms", "worst_ms"}
+
+
+# --- bots by value -------------------------------------------------------------------------------
+
+
+def odd_bot(folder: Path) -> Path:
+    (folder / "lib").mkdir(parents=True)
+    (folder / "bot.toml").write_text('name = "odd"\nversion = "1"\ncommand = ["./run.sh"]\n')
+    (folder / "run.sh").write_text("#!/bin/sh\nexec python3 lib/bot.py\n")
+    (folder / "run.sh").chmod(0o755)
+    (folder / "lib" / "bot.py").write_text("print('hi')\n")
+    (folder / "link.py").symlink_to("lib/bot.py")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "x.pyc").write_bytes(b"not code")
+    return folder
+
+
+def test_a_bot_travels_by_value_and_arrives_identical(tmp_path: Path) -> None:
+    bot = odd_bot(tmp_path / "bot")
+    bundle = pack_bot(bot)
+    assert pack_bot(bot) == bundle  # deterministic
+    digest = code_hash(bot)
+    placed = unpack_bot(bundle, digest, tmp_path / "cache")
+    assert placed == tmp_path / "cache" / digest
+    assert code_hash(placed) == digest
+    assert os.access(placed / "run.sh", os.X_OK)
+    assert (placed / "link.py").is_symlink()
+    assert not (placed / "__pycache__").exists()
+    assert unpack_bot(b"ignored: already in the cache", digest, tmp_path / "cache") == placed
+
+
+def test_a_bot_that_does_not_hash_right_is_refused(tmp_path: Path) -> None:
+    bot = odd_bot(tmp_path / "bot")
+    digest = code_hash(bot)
+    (bot / "lib" / "bot.py").write_text("print('tampered')\n")
+    with pytest.raises(BotCodeMismatchError, match="registry says"):
+        unpack_bot(pack_bot(bot), digest, tmp_path / "cache")
+    assert list((tmp_path / "cache").iterdir()) == []  # nothing half-made is left
+
+
+def test_a_bundle_cannot_write_outside_its_folder(tmp_path: Path) -> None:
+    buffer = BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../escaped.txt")
+        info.size = 2
+        tar.addfile(info, BytesIO(b"hi"))
+    with pytest.raises(tarfile.OutsideDestinationError):
+        unpack_bot(buffer.getvalue(), "0" * 64, tmp_path / "cache")
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+# --- a real cluster -------------------------------------------------------------------------------
+
+
+def in_fresh_netns() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def league(home: Path, name: str, folders: list[Path], series: int, seed: int) -> LeagueConfig:
+    arena = Arena(home)
+    store = arena.open_store()
+    idents = [trio.run(submit, arena, store, folder, None).ident for folder in folders]
+    config = LeagueConfig.from_dict(
+        {"name": name, "seed": seed, "bots": idents, "series_per_pairing": series}
+    )
+    create_league(store, config)
+    return config
+
+
+def run_scenario(tmp_path: Path, home: Path, name: str, *flags: str) -> dict[str, Any]:
+    """Run tests/cluster_scenario.py (in a fresh network namespace when root); its report."""
+    out = tmp_path / "scenario" / "report.json"
+    out.parent.mkdir()
+    argv = [sys.executable, "-m", "tests.cluster_scenario", str(out), "--home", str(home)]
+    argv += ["--league", name, *flags]
+    if in_fresh_netns():
+        argv = ["unshare", "--net", "--", *argv, "--netns"]
+    env = {**os.environ, "GIN_CLUSTER_DIR": str(tmp_path / "cluster-dir")}
+    finished = subprocess.run(
+        argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False
+    )
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    report: dict[str, Any] = json.loads(out.read_text())
+    if in_fresh_netns():
+        assert report["interfaces"] == ["lo"]  # the cluster could reach nothing but loopback
+    return report
+
+
+def per_match(store: Store, name: str) -> dict[str, tuple[Any, ...]]:
+    return {
+        r.match_id: tuple(r.summary[key] for key in ("winner", "totals", "game_winners", "hands"))
+        for r in store.results(name)
+    }
+
+
+def table(store: Store, name: str) -> list[dict[str, Any]]:
+    rows = compute(name, store.results(name)).to_dict()["bots"]
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
+
+
+def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
+    """Same league, same seeds: every match and the standings come out the same."""
+    bots = [SAMPLES / "greedy", SAMPLES / "strong"]  # both play deterministically
+    local_home, dask_home = tmp_path / "local", tmp_path / "dask"
+    config = league(local_home, "same", bots, series=4, seed=77)
+    league(dask_home, "same", bots, series=4, seed=77)
+    local_store = Arena(local_home).open_store()
+    trio.run(LeagueRunner(Arena(local_home), local_store, config, 2).run)
+    report = run_scenario(tmp_path, dask_home, "same")
+    assert report["code"] == 0, report["output"]
+    dask_store = Store(dask_home / "arena.sqlite")
+    assert dask_store.counts("same") == {"done": 4}
+    assert per_match(dask_store, "same") == per_match(local_store, "same")
+    assert table(dask_store, "same") == table(local_store, "same")
+    workers = {r.summary["executed_on"] for r in dask_store.results("same")}
+    assert workers <= {*report["left_playing"]}
+    for result in dask_store.results("same"):
+        assert Path(result.log_path).parent == Arena(dask_home).logs_dir("same")
+        assert verify_log(Path(result.log_path)).ok
+    assert report["left_playing"] == {address: [] for address in report["left_playing"]}
+
+
+def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
+    """A worker SIGKILLed mid-match: the match is played again elsewhere, the dead worker's
+    match folder is swept when its nanny restarts it. Then Ctrl-C: the cluster's matches stop,
+    the league resumes, and every match has exactly one result."""
+    home = tmp_path / "home"
+    league(home, "rough", [SAMPLES / "greedy", SAMPLES / "random"], series=8, seed=5)
+    planted = tmp_path / "cluster-dir" / "matches" / "killed-long-ago"
+    planted.mkdir(parents=True)
+    (planted / "owner.lock").touch()  # nobody holds it: a leftover of a killed match
+    report = run_scenario(
+        tmp_path, home, "rough", "--kill-worker", "--interrupt", "--plant", str(planted)
+    )
+    killed = report["killed"]
+    # The SIGKILLed worker could not remove its match folder; its restarted self swept it.
+    restarted = [
+        a for a, kinds in report["swept"].items() if killed["match_folder"] in kinds["matches"]
+    ]
+    assert len(restarted) == 1, report["swept"]
+    assert restarted[0] != killed["address"]  # a new worker process, at a new address
+    assert not report["plant_left"]
+    interrupt = report["interrupt"]
+    assert interrupt["code"] == 130, interrupt["output"]
+    assert "Resume with: gin league run rough --executor dask --scheduler" in interrupt["output"]
+    assert interrupt["left_playing"] == {a: [] for a in interrupt["left_playing"]}
+    assert report["code"] == 0, report["output"]
+    store = Store(home / "arena.sqlite")
+    results = store.results("rough")
+    assert store.counts("rough") == {"done": 8}
+    assert sorted(r.match_id for r in results) == sorted(m.match_id for m in store.matches("rough"))
+    killed_match = killed["match_folder"].rsplit("-", 1)[0]
+    assert [match_slug(r.match_id) for r in results].count(killed_match) == 1
+    assert all(verify_log(Path(r.log_path)).ok for r in results)
+    assert report["left_playing"] == {a: [] for a in report["left_playing"]}
+    assert list((tmp_path / "cluster-dir" / "matches").iterdir()) == []

@@ -1,0 +1,513 @@
+"""Leagues on a Dask cluster: the coordinator's executor, and the task its workers run.
+
+The coordinator (``gin league run NAME --executor dask --scheduler tcp://HOST:PORT``) keeps the
+store and the live display, exactly as with local workers; only where a match is played changes.
+Each match is one Dask task, ``play_on_worker``, which carries the two bots' code by value (a
+deterministic tar, made once per bot) and their registry hashes. On the worker the code is
+unpacked into a cache keyed by that hash, and used only if the unpacked folder hashes the same.
+The match then runs exactly as with the local runner: ``python -m tournaments.worker`` in a
+process of its own, with the sandbox. The task sends the match's outcome and its log back, and
+the coordinator writes both into its own store and log folder.
+
+What can go wrong, and what happens:
+
+* A worker dies mid-match. Its match process gets SIGTERM from the kernel (parent-death signal)
+  and tears its bots down; the scheduler runs the task again on another worker. The result is
+  written once per match id (the store refuses a second), so a task that ran twice counts once.
+* A worker was SIGKILLed and could not clean up. Each match folder and each jail holds an owner
+  lock; ``sweep_worker_leftovers`` takes whatever has no live owner, and runs when a worker
+  starts (a worker plugin that the coordinator registers, or ``dask worker --preload
+  tournaments.cluster``).
+* Ctrl-C on the coordinator. Dask cannot interrupt a running task, so the tasks poll a
+  ``distributed.Event`` of the run: the coordinator sets it, each task stops its match (the
+  seats close, the bots are torn down) and returns; then the coordinator cancels what is left,
+  and the matches it had marked running go back to pending.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
+
+from referee.local import SKIPPED_DIRS, code_hash
+from referee.sandbox import SweepReport, detect_layers, sweep_jails
+from referee.sandbox._sweep import hold_owner_lock, remove_tree
+from tournaments.runner import outcome_of
+
+STOP_POLL_S: Final = 0.5
+STOP_GRACE_S: Final = 15.0
+"""How long a stopped match may take to tear down before its process is killed."""
+CONNECT_TIMEOUT_S: Final = 20.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot run this league (unreachable, no workers, workers not set up)."""
+
+
+class BotCodeMismatchError(RuntimeError):
+    """A bot's code did not hash to what the registry says it is."""
+
+
+def cluster_dir() -> Path:
+    """This machine's folder for the cluster's bot cache and match folders (``GIN_CLUSTER_DIR``
+    or ``<tmp>/gin-cluster-<uid>``)."""
+    configured = os.environ.get("GIN_CLUSTER_DIR")
+    if configured:
+        return Path(configured)
+    return Path(tempfile.gettempdir()) / f"gin-cluster-{os.geteuid()}"
+
+
+# --- bots by value -------------------------------------------------------------------------------
+
+
+def _reset(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """No owner, no time: the same folder always packs to the same bytes."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    return info
+
+
+def pack_bot(folder: Path) -> bytes:
+    """The bot folder as a gzip'd tar of its files, folders and symlinks (what ``code_hash``
+    covers, in sorted order)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if any(part in SKIPPED_DIRS for part in relative.parts):
+                continue
+            if path.is_symlink() or path.is_dir() or path.is_file():
+                tar.add(path, arcname=relative.as_posix(), recursive=False, filter=_reset)
+    return buffer.getvalue()
+
+
+def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
+    """The bot's code folder in ``cache``, unpacked from ``bundle`` unless already there.
+
+    A folder enters the cache only after hashing to ``expected`` (the registry's hash), under
+    that name, by an atomic rename: a half-unpacked or wrong bot is never used.
+
+    Raises:
+        BotCodeMismatchError: the bundle's files do not hash to ``expected``.
+    """
+    if not re.fullmatch(r"[0-9a-f]{64}", expected):
+        raise BotCodeMismatchError(f"not a code hash: {expected!r}")
+    target = cache / expected
+    if target.is_dir():
+        return target
+    cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{expected[:12]}-", dir=cache))
+    try:
+        code = scratch / "code"
+        with tarfile.open(fileobj=io.BytesIO(bundle), mode="r:gz") as tar:
+            tar.extractall(code, filter="data")
+        actual = code_hash(code)
+        if actual != expected:
+            raise BotCodeMismatchError(
+                f"bot code arrived with hash {actual[:12]}, the registry says {expected[:12]}"
+            )
+        with contextlib.suppress(OSError):  # another task of this machine may have won the race
+            code.rename(target)
+    finally:
+        remove_tree(scratch)
+    if not target.is_dir():
+        raise BotCodeMismatchError(f"bot {expected[:12]} could not be placed in {cache}")
+    return target
+
+
+# --- the worker's side ---------------------------------------------------------------------------
+
+# PR_SET_PDEATHSIG follows the thread that forked: every match process is started from this one
+# long-lived thread, so it gets its signal when the worker process dies, not when a thread of
+# Dask's pool retires.
+_SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gin-match-spawner")
+_SWEPT: dict[str, SweepReport] = {}
+_SWEPT_LOCK: Final = threading.Lock()
+
+
+def sweep_worker_leftovers() -> dict[str, SweepReport]:
+    """Remove what killed matches left on this machine: match folders and jails whose owner is
+    dead (and their cgroups and stray bot processes). Safe beside running matches."""
+    root = cluster_dir()
+    return {
+        "matches": sweep_jails(root / "matches") if (root / "matches").is_dir() else SweepReport(),
+        "jails": sweep_jails(),
+    }
+
+
+def _sweep_once() -> None:
+    with _SWEPT_LOCK:
+        if not _SWEPT:
+            _SWEPT.update(sweep_worker_leftovers())
+
+
+def swept() -> dict[str, list[str]]:
+    """What this worker process's start-up sweep removed (folder names)."""
+    with _SWEPT_LOCK:
+        return {kind: list(report.jails) for kind, report in _SWEPT.items()}
+
+
+def dask_setup(worker: Worker) -> None:  # noqa: ARG001 - the preload hook's signature
+    """``dask worker --preload tournaments.cluster``: sweep leftovers as the worker starts."""
+    _sweep_once()
+
+
+def match_slug(match_id: str) -> str:
+    """The match id as the start of a folder name."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", match_id)[:80]
+
+
+def _match_argv() -> list[str]:
+    setpriv = shutil.which("setpriv")
+    program = [sys.executable, "-m", "tournaments.worker"]
+    return [setpriv, "--pdeathsig", "TERM", "--", *program] if setpriv else program
+
+
+def _start(folder: Path) -> subprocess.Popen[bytes]:
+    with (
+        open(folder / "job.json", "rb") as stdin,
+        open(folder / "stdout", "wb") as stdout,
+        open(folder / "stderr", "wb") as stderr,
+    ):
+        return subprocess.Popen(
+            _match_argv(), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+
+
+def _stop_requested(event_name: str) -> bool:
+    """Whether the coordinator asked its run's tasks to stop (False if it cannot be asked)."""
+    try:
+        return bool(Event(event_name).is_set())
+    except Exception:
+        return False
+
+
+def _finish(process: subprocess.Popen[bytes], event_name: str) -> bool:
+    """Wait for the match process; True if it was stopped at the coordinator's request."""
+    while True:
+        try:
+            process.wait(timeout=STOP_POLL_S)
+            return False
+        except subprocess.TimeoutExpired:
+            pass
+        if _stop_requested(event_name):
+            _end(process)
+            return True
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the match closes its seats and tears its bots down), then SIGKILL."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def play_on_worker(
+    job: dict[str, Any], hashes: list[str], bundles: list[bytes], stop_event: str
+) -> dict[str, Any]:
+    """The Dask task: play ``job`` with the bots in ``bundles``; its outcome and its log.
+
+    ``job`` is the local runner's job without paths: the bots' folders and the log are made
+    here, in a match folder that holds an owner lock while the match runs.
+    """
+    began = time.monotonic()
+    _sweep_once()
+    root = cluster_dir()
+    folders = [
+        unpack_bot(bundle, digest, root / "bots")
+        for bundle, digest in zip(bundles, hashes, strict=True)
+    ]
+    unpacked = time.monotonic()
+    matches = root / "matches"
+    matches.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = matches / f"{match_slug(str(job['match_id']))}-{secrets.token_hex(4)}"
+    folder.mkdir(mode=0o700)
+    owner = hold_owner_lock(folder)
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        local = {**job, "bots": [str(f) for f in folders], "log": str(folder / "log.jsonl")}
+        local["parent"] = os.getpid()
+        (folder / "job.json").write_text(json.dumps(local))
+        process = _SPAWNER.submit(_start, folder).result()
+        stopped = _finish(process, stop_event)
+        ended = time.monotonic()
+        log = folder / "log.jsonl"
+        return {
+            "outcome": outcome_of(
+                process.returncode,
+                (folder / "stdout").read_bytes(),
+                (folder / "stderr").read_bytes(),
+            ),
+            "log": zlib.compress(log.read_bytes(), 6) if log.exists() else None,
+            "stopped": stopped,
+            "worker": get_worker().address,
+            "timings": {"unpack_s": unpacked - began, "match_s": ended - unpacked},
+        }
+    finally:
+        if process is not None:
+            _end(process)
+        remove_tree(folder)
+        os.close(owner)
+
+
+def worker_probe() -> dict[str, Any]:
+    """What the coordinator checks of each worker before it sends matches."""
+    return {
+        "python": sys.version.split()[0],
+        "setpriv": shutil.which("setpriv") is not None,
+        "layers": [status.layer.value for status in detect_layers() if status.active],
+        "missing": [status.warning() for status in detect_layers() if not status.active],
+    }
+
+
+class SweepOnStart(WorkerPlugin):
+    """Registered by the coordinator: every worker, and every restarted one, sweeps as it starts."""
+
+    def setup(self, worker: Worker) -> None:  # noqa: ARG002 - the plugin hook's signature
+        """Sweep this machine's leftovers of killed matches (once per worker process)."""
+        _sweep_once()
+
+
+# --- the coordinator's side ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Bot:
+    digest: str
+    bundle: bytes
+
+
+def _load_bot(folder: Path, digest: str) -> _Bot:
+    actual = code_hash(folder)
+    if actual != digest:
+        raise BotCodeMismatchError(
+            f"the registry copy {folder} hashes to {actual[:12]}, not to its submitted hash "
+            f"{digest[:12]}: it was changed after submission"
+        )
+    return _Bot(digest, pack_bot(folder))
+
+
+@dataclass
+class MatchTimings:
+    """Where one match's time went, coordinator and worker side (seconds)."""
+
+    submit_s: float
+    wait_s: float
+    fetch_s: float
+    unpack_s: float
+    match_s: float
+    bundle_bytes: int
+    log_bytes: int
+
+
+@dataclass
+class ProbeReport:
+    """What the workers said when asked before the league."""
+
+    workers: dict[str, dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+
+class DaskExecutor:
+    """Plays a league's matches as tasks on a Dask cluster (see the module's notes)."""
+
+    def __init__(self, client: Client, *, cap: int | None = None) -> None:
+        self.client = client
+        self.cap = cap
+        self.token = secrets.token_hex(6)
+        self.stop_event = f"gin-stop-{self.token}"
+        self.timings: list[MatchTimings] = []
+        self._bots: dict[str, _Bot] = {}
+        self._futures: set[Future[Any]] = set()
+        self._submitted = 0
+        self.slots = self._capacity()
+
+    @classmethod
+    def connect(
+        cls, address: str, *, cap: int | None = None, strict: bool = False
+    ) -> tuple[DaskExecutor, ProbeReport]:
+        """Connect to the scheduler at ``address``, check its workers, register the sweep.
+
+        Raises:
+            ClusterError: unreachable, no workers, workers that cannot run the arena's code, or
+                (``strict``) workers missing sandbox layers.
+        """
+        try:
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except (OSError, TimeoutError) as error:
+            raise ClusterError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+        try:
+            report = _probe(client, address, strict)
+            client.register_plugin(SweepOnStart(), name="gin-sweep")
+        except BaseException:
+            client.close()
+            raise
+        return cls(client, cap=cap), report
+
+    def _capacity(self) -> int:
+        threads = int(sum(self.client.nthreads().values()))
+        return max(1, min(threads, self.cap) if self.cap else threads)
+
+    async def capacity(self) -> int:
+        """Matches at once: the workers' threads now (at most ``cap``)."""
+        self.slots = await trio.to_thread.run_sync(self._capacity)
+        return self.slots
+
+    async def _bot(self, folder: Path, digest: str) -> _Bot:
+        bot = self._bots.get(digest)
+        if bot is None:
+            bot = await trio.to_thread.run_sync(_load_bot, folder, digest)
+            self._bots[digest] = bot
+        return bot
+
+    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
+        """Send the match to the cluster, wait for it, write its log; its outcome."""
+        try:
+            bots = [
+                await self._bot(Path(folder), digest)
+                for folder, digest in zip(job["bots"], job["hashes"], strict=True)
+            ]
+        except (BotCodeMismatchError, OSError) as error:
+            return f"bot code: {error}"
+        remote = {k: v for k, v in job.items() if k not in ("bots", "hashes", "log", "parent")}
+        self._submitted += 1
+        key = f"gin-match-{job['match_id']}-{self.token}-{self._submitted}"
+        began = time.monotonic()
+        future: Future[Any] = await trio.to_thread.run_sync(
+            lambda: self.client.submit(
+                play_on_worker,
+                remote,
+                [bot.digest for bot in bots],
+                [bot.bundle for bot in bots],
+                self.stop_event,
+                key=key,
+                pure=False,
+                retries=0,
+            )
+        )
+        submitted = time.monotonic()
+        self._futures.add(future)  # kept while it runs, for aclose to stop it
+        await _completion(future)
+        self._futures.discard(future)
+        finished = time.monotonic()
+        try:
+            reply: dict[str, Any] = await trio.to_thread.run_sync(future.result)
+        except Exception as error:
+            return f"cluster task failed: {type(error).__name__}: {error}"
+        finally:
+            future.release()
+        return self._outcome(job, reply, bots, (began, submitted, finished, time.monotonic()))
+
+    def _outcome(
+        self,
+        job: dict[str, Any],
+        reply: dict[str, Any],
+        bots: list[_Bot],
+        marks: tuple[float, float, float, float],
+    ) -> dict[str, Any] | str:
+        log = Path(job["log"])
+        if reply.get("log") is not None:
+            log.write_bytes(zlib.decompress(reply["log"]))
+        outcome = reply["outcome"]
+        if reply.get("stopped"):
+            return "stopped on the cluster"
+        if isinstance(outcome, str):
+            return f"on {reply.get('worker')}: {outcome}"
+        outcome["summary"]["log"] = str(log)
+        outcome["summary"]["executed_on"] = reply["worker"]
+        began, submitted, finished, fetched = marks
+        self.timings.append(
+            MatchTimings(
+                submitted - began,
+                finished - submitted,
+                fetched - finished,
+                reply["timings"]["unpack_s"],
+                reply["timings"]["match_s"],
+                sum(len(bot.bundle) for bot in bots),
+                len(reply.get("log") or b""),
+            )
+        )
+        return dict(outcome)
+
+    async def aclose(self) -> None:
+        """Stop the run's tasks on the cluster (they tear their matches down), cancel the rest,
+        and disconnect."""
+        await trio.to_thread.run_sync(self._stop_all)
+        await trio.to_thread.run_sync(self.client.close)
+
+    def _stop_all(self) -> None:
+        running = list(self._futures)
+        if not running:
+            return
+        Event(self.stop_event, client=self.client).set()
+        deadline = time.monotonic() + STOP_GRACE_S + 2 * STOP_POLL_S
+        while not all(future.done() for future in running) and time.monotonic() < deadline:
+            time.sleep(0.1)  # each task stops its match and returns
+        self.client.cancel(running)
+        self._futures.clear()
+
+
+async def _completion(future: Future[Any]) -> None:
+    """Wait, without a thread, until ``future`` is done (or cancelled, or erred)."""
+    done = trio.Event()
+    token = trio.lowlevel.current_trio_token()
+
+    def wake(_future: Future[Any]) -> None:
+        with contextlib.suppress(trio.RunFinishedError):
+            token.run_sync_soon(done.set)
+
+    future.add_done_callback(wake)
+    await done.wait()
+
+
+def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        raise ClusterError(
+            f"no worker joined the scheduler at {address} within {CONNECT_TIMEOUT_S:.0f} s"
+        ) from None
+    try:
+        workers: dict[str, dict[str, Any]] = client.run(worker_probe)
+    except Exception as error:
+        raise ClusterError(
+            f"the workers cannot run the arena's code ({type(error).__name__}: {error}): install "
+            "this project with its dask extra on every worker machine"
+        ) from None
+    report = ProbeReport(workers)
+    for address_, probe in sorted(workers.items()):
+        if not probe["setpriv"]:
+            report.warnings.append(f"{address_}: no setpriv: matches may outlive a killed worker")
+        for warning in probe["missing"]:
+            report.warnings.append(f"{address_}: {warning}")
+    if strict and any(probe["missing"] for probe in workers.values()):
+        raise ClusterError("strict sandbox: " + "; ".join(report.warnings))
+    return report

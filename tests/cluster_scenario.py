@@ -12,38 +12,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import signal
-import socket
 import sqlite3
-import struct
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from distributed import Client
 
-from tournaments.cluster import swept
+from tournaments.cluster import local_cluster, loopback_up, swept
 
-SIOCGIFFLAGS = 0x8913
-SIOCSIFFLAGS = 0x8914
-IFF_UP = 0x1
 WAIT_S = 60.0
-
-
-def loopback_up() -> list[str]:
-    """Bring ``lo`` up (a fresh network namespace starts with it down); the interfaces seen."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        request = struct.pack("16sH14x", b"lo", 0)
-        flags = struct.unpack("16sH14x", fcntl.ioctl(probe, SIOCGIFFLAGS, request))[1]
-        if not flags & IFF_UP:
-            fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | IFF_UP))
-    return sorted(name for _, name in socket.if_nameindex())
 
 
 def children(pid: int) -> list[int]:
@@ -75,51 +58,6 @@ def wait_until(condition: Any, seconds: float = WAIT_S) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"not within {seconds} s")
         time.sleep(0.05)
-
-
-@contextlib.contextmanager
-def cluster(folder: Path, env: dict[str, str]) -> Iterator[tuple[str, Client]]:
-    """A scheduler and two workers on 127.0.0.1; (address, a client)."""
-    started: list[subprocess.Popen[bytes]] = []
-    scheduler_file = folder / "scheduler.json"
-    logs = folder / "cluster-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-
-    def start(name: str, argv: list[str]) -> None:
-        with open(logs / f"{name}.log", "wb") as log:
-            started.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", *argv],
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
-
-    try:
-        scheduler = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
-        start("scheduler", [*scheduler, "--no-dashboard", "--scheduler-file", str(scheduler_file)])
-        wait_until(lambda: scheduler_file.exists() and scheduler_file.stat().st_size > 0)
-        address = json.loads(scheduler_file.read_text())["address"]
-        for index in (1, 2):
-            worker = ["distributed.cli.dask_worker", address, "--host", "127.0.0.1"]
-            worker += ["--nthreads", "1", "--no-dashboard", "--name", f"w{index}"]
-            start(f"worker{index}", [*worker, "--local-directory", str(folder / f"w{index}")])
-        with Client(address, timeout=30, set_as_default=False) as client:
-            client.wait_for_workers(2, timeout=WAIT_S)
-            yield address, client
-    finally:
-        for process in reversed(started):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(started):
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
 
 
 def worker_pids(client: Client) -> dict[str, int]:
@@ -155,6 +93,15 @@ def done(home: Path, league: str) -> int:
         return int(db.execute(query, (league,)).fetchone()[0])
 
 
+def playing(client: Client) -> dict[str, list[int]]:
+    """Each worker's running match processes."""
+    return {a: list(match_processes(pid)) for a, pid in worker_pids(client).items()}
+
+
+def busy(client: Client) -> bool:
+    return any(playing(client).values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
@@ -163,6 +110,7 @@ def main() -> int:
     parser.add_argument("--netns", action="store_true", help="bring lo up first")
     parser.add_argument("--kill-worker", action="store_true")
     parser.add_argument("--interrupt", action="store_true")
+    parser.add_argument("--kill-coordinator", action="store_true")
     parser.add_argument("--plant", type=Path, help="an abandoned match folder to be swept")
     args = parser.parse_args()
     report: dict[str, Any] = {}
@@ -170,34 +118,43 @@ def main() -> int:
         report["interfaces"] = loopback_up()
     env = {**os.environ, "GIN_HOME": str(args.home), "COLUMNS": "120"}
     env.pop("DASK_SCHEDULER_ADDRESS", None)
-    with cluster(args.out.parent, env) as (address, client):
+    with local_cluster(args.out.parent, env) as (address, client):
         report["address"] = address
         run = [sys.executable, "-m", "tournaments.entry", "league", "run", args.league]
         run += ["--executor", "dask", "--scheduler", address]
-        coordinator = subprocess.Popen(
-            run, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
-        )
+
+        def coordinate() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                run,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+        coordinator = coordinate()
         try:
             if args.kill_worker:
                 report["killed"] = kill_a_playing_worker(client)
                 wait_until(lambda: len(client.nthreads()) == 2)  # the nanny started a new one
             if args.interrupt:
-                wait_until(lambda: done(args.home, args.league) >= 1, 120)
+                wait_until(lambda: done(args.home, args.league) >= 1 and busy(client), 120)
                 coordinator.send_signal(signal.SIGINT)
-                pids = worker_pids(client)
                 output, _ = coordinator.communicate(timeout=60)
                 report["interrupt"] = {
                     "code": coordinator.returncode,
                     "output": output.decode(errors="replace")[-2000:],
-                    "left_playing": {a: list(match_processes(p)) for a, p in pids.items()},
+                    "left_playing": playing(client),  # the coordinator waited for them to stop
                 }
-                coordinator = subprocess.Popen(
-                    run,
-                    env=env,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+                coordinator = coordinate()
+            if args.kill_coordinator:
+                wait_until(lambda: busy(client), 120)
+                os.kill(coordinator.pid, signal.SIGKILL)
+                coordinator.wait()
+                killed_at = time.monotonic()
+                wait_until(lambda: not busy(client), 30)
+                report["orphan_matches_stopped_s"] = time.monotonic() - killed_at
+                coordinator = coordinate()
             output, _ = coordinator.communicate(timeout=600)
         finally:
             if coordinator.poll() is None:
@@ -205,8 +162,7 @@ def main() -> int:
                 coordinator.wait()
         report["code"] = coordinator.returncode
         report["output"] = output.decode(errors="replace")[-4000:]
-        pids = worker_pids(client)
-        report["left_playing"] = {a: list(match_processes(p)) for a, p in pids.items()}
+        report["left_playing"] = playing(client)
         report["swept"] = client.run(swept)
         if args.plant is not None:
             report["plant_left"] = args.plant.exists()

@@ -159,16 +159,16 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
 
 def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
     """A worker SIGKILLed mid-match: the match is played again elsewhere, the dead worker's
-    match folder is swept when its nanny restarts it. Then Ctrl-C: the cluster's matches stop,
-    the league resumes, and every match has exactly one result."""
+    match folder is swept when its nanny restarts it. Then Ctrl-C: the cluster's matches stop
+    and the league resumes. Then a coordinator killed outright: its matches stop too, and the
+    league resumes again. In the end every match has exactly one result."""
     home = tmp_path / "home"
-    league(home, "rough", [SAMPLES / "greedy", SAMPLES / "random"], series=8, seed=5)
+    league(home, "rough", [SAMPLES / "greedy", SAMPLES / "random"], series=10, seed=5)
     planted = tmp_path / "cluster-dir" / "matches" / "killed-long-ago"
     planted.mkdir(parents=True)
     (planted / "owner.lock").touch()  # nobody holds it: a leftover of a killed match
-    report = run_scenario(
-        tmp_path, home, "rough", "--kill-worker", "--interrupt", "--plant", str(planted)
-    )
+    flags = ["--kill-worker", "--interrupt", "--kill-coordinator", "--plant", str(planted)]
+    report = run_scenario(tmp_path, home, "rough", *flags)
     killed = report["killed"]
     # The SIGKILLed worker could not remove its match folder; its restarted self swept it.
     restarted = [
@@ -181,10 +181,12 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     assert interrupt["code"] == 130, interrupt["output"]
     assert "Resume with: gin league run rough --executor dask --scheduler" in interrupt["output"]
     assert interrupt["left_playing"] == {a: [] for a in interrupt["left_playing"]}
+    # A coordinator killed outright: its matches on the cluster stop (nobody wants them).
+    assert report["orphan_matches_stopped_s"] < 20
     assert report["code"] == 0, report["output"]
     store = Store(home / "arena.sqlite")
     results = store.results("rough")
-    assert store.counts("rough") == {"done": 8}
+    assert store.counts("rough") == {"done": 10}
     assert sorted(r.match_id for r in results) == sorted(m.match_id for m in store.matches("rough"))
     killed_match = killed["match_folder"].rsplit("-", 1)[0]
     assert [match_slug(r.match_id) for r in results].count(killed_match) == 1

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -35,6 +36,8 @@ import re
 import secrets
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tarfile
@@ -42,6 +45,7 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -203,15 +207,27 @@ def _stop_requested(event_name: str) -> bool:
         return False
 
 
+def _unwanted(worker: Worker, key: object) -> bool:
+    """Whether the scheduler dropped this running task (cancelled, or its client went away)."""
+    try:
+        task = worker.state.tasks.get(key)  # type: ignore[call-overload]
+    except Exception:  # the worker's internals moved: assume wanted
+        return False
+    return task is None or task.state in ("cancelled", "released", "forgotten")
+
+
 def _finish(process: subprocess.Popen[bytes], event_name: str) -> bool:
-    """Wait for the match process; True if it was stopped at the coordinator's request."""
+    """Wait for the match process; True if it was stopped, because the coordinator asked or
+    because nobody wants the result any more (a coordinator killed outright, say)."""
+    worker = get_worker()
+    key = worker.get_current_task()
     while True:
         try:
             process.wait(timeout=STOP_POLL_S)
             return False
         except subprocess.TimeoutExpired:
             pass
-        if _stop_requested(event_name):
+        if _unwanted(worker, key) or _stop_requested(event_name):
             _end(process)
             return True
 
@@ -239,6 +255,8 @@ def play_on_worker(
     here, in a match folder that holds an owner lock while the match runs.
     """
     began = time.monotonic()
+    if _stop_requested(stop_event):  # queued when the coordinator stopped the league
+        return {"outcome": "stopped before it began", "log": None, "stopped": True}
     _sweep_once()
     root = cluster_dir()
     folders = [
@@ -280,11 +298,12 @@ def play_on_worker(
 
 def worker_probe() -> dict[str, Any]:
     """What the coordinator checks of each worker before it sends matches."""
+    layers = detect_layers()
     return {
         "python": sys.version.split()[0],
         "setpriv": shutil.which("setpriv") is not None,
-        "layers": [status.layer.value for status in detect_layers() if status.active],
-        "missing": [status.warning() for status in detect_layers() if not status.active],
+        "layers": [status.layer.value for status in layers if status.active],
+        "missing": [status.warning() for status in layers if not status.active],
     }
 
 
@@ -511,3 +530,77 @@ def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
     if strict and any(probe["missing"] for probe in workers.values()):
         raise ClusterError("strict sandbox: " + "; ".join(report.warnings))
     return report
+
+
+# --- a cluster on this machine (to try the executor; the tests and the benchmark use it) --------
+
+_SIOCGIFFLAGS: Final = 0x8913
+_SIOCSIFFLAGS: Final = 0x8914
+_IFF_UP: Final = 0x1
+LOCAL_START_TIMEOUT_S: Final = 60.0
+
+
+def loopback_up() -> list[str]:
+    """Bring ``lo`` up (a fresh network namespace, ``unshare -n``, starts with it down); the
+    interfaces this process's namespace has."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(probe, _SIOCGIFFLAGS, request))[1]
+        if not flags & _IFF_UP:
+            fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
+    return sorted(name for _, name in socket.if_nameindex())
+
+
+@contextlib.contextmanager
+def local_cluster(
+    folder: Path, env: dict[str, str] | None = None, *, workers: int = 2, threads: int = 1
+) -> Iterator[tuple[str, Client]]:
+    """A Dask scheduler and ``workers`` workers (each a nanny and a worker process with
+    ``threads`` threads) on 127.0.0.1, logging into ``folder``; yields (address, a client).
+
+    Each process leads its own process group, and only those groups are ended at the close.
+    """
+    started: list[subprocess.Popen[bytes]] = []
+    scheduler_file = folder / "scheduler.json"
+    logs = folder / "cluster-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+
+    def start(name: str, argv: list[str]) -> None:
+        with open(logs / f"{name}.log", "wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", *argv],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            started.append(process)
+
+    try:
+        scheduler = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
+        start("scheduler", [*scheduler, "--no-dashboard", "--scheduler-file", str(scheduler_file)])
+        deadline = time.monotonic() + LOCAL_START_TIMEOUT_S
+        while not (scheduler_file.exists() and scheduler_file.stat().st_size > 0):
+            if time.monotonic() > deadline or started[0].poll() is not None:
+                raise ClusterError(f"the scheduler did not start: see {logs / 'scheduler.log'}")
+            time.sleep(0.05)
+        address = str(json.loads(scheduler_file.read_text())["address"])
+        for index in range(1, workers + 1):
+            worker = ["distributed.cli.dask_worker", address, "--host", "127.0.0.1"]
+            worker += ["--nthreads", str(threads), "--no-dashboard", "--name", f"w{index}"]
+            worker += ["--preload", "tournaments.cluster"]
+            start(f"worker{index}", [*worker, "--local-directory", str(folder / f"w{index}")])
+        with Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False) as client:
+            client.wait_for_workers(workers, timeout=LOCAL_START_TIMEOUT_S)
+            yield address, client
+    finally:
+        for process in reversed(started):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in reversed(started):
+            try:
+                process.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -193,3 +194,35 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     assert all(verify_log(Path(r.log_path)).ok for r in results)
     assert report["left_playing"] == {a: [] for a in report["left_playing"]}
     assert list((tmp_path / "cluster-dir" / "matches").iterdir()) == []
+
+
+def test_the_cli_says_plainly_what_a_dask_run_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
+
+    from tournaments import cluster  # noqa: PLC0415
+    from tournaments.cli import app  # noqa: PLC0415
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("GIN_HOME", str(home))
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2.0)
+    league(home, "cli", [SAMPLES / "greedy", SAMPLES / "random"], series=2, seed=1)
+    runner = CliRunner()
+    no_scheduler = runner.invoke(app, ["league", "run", "cli", "--executor", "dask"])
+    assert no_scheduler.exit_code == 2  # a usage error
+    assert "--executor dask needs --scheduler tcp://HOST:PORT" in no_scheduler.output
+    stray = runner.invoke(app, ["league", "run", "cli", "--scheduler", "tcp://127.0.0.1:9"])
+    assert stray.exit_code == 2
+    assert "--scheduler goes with --executor dask" in stray.output
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    unreachable = runner.invoke(
+        app,
+        ["league", "run", "cli", "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}"],
+    )
+    assert unreachable.exit_code == 1
+    assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in unreachable.output
+    assert Store(home / "arena.sqlite").counts("cli") == {"pending": 2}  # nothing was touched

@@ -154,7 +154,7 @@ def _executor(
     try:
         executor, report = DaskExecutor.connect(scheduler, cap=jobs, strict=strict)
     except ClusterError as error:
-        raise fail(str(error)) from None
+        raise fail(str(error), 1) from None
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}")
     console.print(

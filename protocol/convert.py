@@ -119,9 +119,17 @@ def action_to_pb(action: Action, request_id: int = 0) -> pb.Action:
 
 
 @functools.lru_cache(maxsize=1024)
-def shared_action_pb(action: Action) -> pb.Action:
-    """A cached message for an action without request id, only ever to be copied."""
-    return action_to_pb(action)
+def _legal_action_bytes(action: Action) -> bytes:
+    return pb.DecisionRequest(legal_actions=[action_to_pb(action)]).SerializeToString()
+
+
+def legal_actions_bytes(actions: Iterable[Action]) -> bytes:
+    """The ``legal_actions`` field of a DecisionRequest as wire bytes, to merge into one.
+
+    Each action's bytes are made once and cached: one C-level merge replaces a message built and
+    copied per legal action.
+    """
+    return b"".join(map(_legal_action_bytes, actions))
 
 
 def action_from_pb(message: pb.Action) -> Action:
@@ -273,22 +281,37 @@ def score_from_pb(
     return (first, second), winners
 
 
+@functools.lru_cache(maxsize=64)
+def _score_bytes(
+    totals: tuple[tuple[int, ...], tuple[int, ...]], game_winners: tuple[int | None, ...]
+) -> bytes:
+    return score_to_pb(totals, game_winners).SerializeToString()
+
+
+def _fill_observation(message: pb.Observation, view: Observation) -> None:
+    """Write a seat's view, history aside, into an empty message (in place: no copies)."""
+    message.seat = view.seat
+    message.hand_number = view.hand_number
+    message.dealer = view.dealer
+    message.hand.extend(cards_to_pb(view.hand))
+    message.discard_pile.extend([CARD_NAMES[card] for card in view.discard_pile])
+    message.stock_count = view.stock_count
+    if view.opponent_took:
+        message.opponent_took.extend([CARD_NAMES[card] for card in view.opponent_took])
+    if view.opponent_known:
+        message.opponent_known.extend(cards_to_pb(view.opponent_known))
+    message.opponent_hand_size = view.opponent_hand_size
+    if view.taken_this_turn is not None:
+        message.taken_this_turn = CARD_NAMES[view.taken_this_turn]
+    message.turns = view.turns
+    # The score sheet changes once a hand: its bytes are cached.
+    message.score.MergeFromString(_score_bytes(view.totals, view.game_winners))
+
+
 def observation_to_pb(view: Observation, *, with_history: bool = True) -> pb.Observation:
     """A seat's view as a message (the hand outcome travels in HandEnded, not here)."""
-    message = pb.Observation(
-        seat=view.seat,
-        hand_number=view.hand_number,
-        dealer=view.dealer,
-        hand=cards_to_pb(view.hand),
-        discard_pile=[CARD_NAMES[card] for card in view.discard_pile],
-        stock_count=view.stock_count,
-        opponent_took=[CARD_NAMES[card] for card in view.opponent_took],
-        opponent_known=cards_to_pb(view.opponent_known),
-        opponent_hand_size=view.opponent_hand_size,
-        taken_this_turn=card_to_pb(view.taken_this_turn),
-        turns=view.turns,
-        score=score_to_pb(view.totals, view.game_winners),
-    )
+    message = pb.Observation()
+    _fill_observation(message, view)
     if with_history:
         message.history.extend(public_event_to_pb(event) for event in view.history)
     return message
@@ -310,6 +333,12 @@ class ObservationEncoder:
 
     def encode(self, view: Observation) -> pb.Observation:
         """The view as a message."""
+        message = pb.Observation()
+        self.encode_into(view, message)
+        return message
+
+    def encode_into(self, view: Observation, message: pb.Observation) -> None:
+        """Write the view into an empty message (such as a request's ``observation``)."""
         history = view.history
         fresh = view.hand_number != self._hand or len(history) < self._count
         if not fresh and self._count and history[self._count - 1] is not self._last:
@@ -323,9 +352,8 @@ class ObservationEncoder:
             self._bytes += extra.SerializeToString()
             self._count = len(history)
             self._last = history[-1]
-        message = observation_to_pb(view, with_history=False)
+        _fill_observation(message, view)
         message.MergeFromString(bytes(self._bytes))
-        return message
 
 
 def observation_from_pb(

@@ -27,10 +27,10 @@ from protocol.convert import (
     action_from_pb,
     cards_to_pb,
     hand_ended_to_pb,
+    legal_actions_bytes,
     params_to_pb,
     public_event_to_pb,
     score_to_pb,
-    shared_action_pb,
 )
 from protocol.manifest import Manifest
 from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
@@ -240,18 +240,7 @@ class RemoteSeat:
             BotProtocolError: a wrong request id, a malformed or unexpected message.
         """
         request_id = decision.request_id
-        self._send(
-            pb.RefereeMessage(
-                request=pb.DecisionRequest(
-                    request_id=request_id,
-                    kind=DECISION_KINDS[decision.view.phase],
-                    observation=self.encoder.encode(decision.view),
-                    legal_actions=[shared_action_pb(action) for action in decision.legal],
-                    time_left_ms=int(decision.time_left_ms),
-                    time_bank_left_ms=int(decision.bank_left_ms),
-                )
-            )
-        )
+        self._send(self._request(decision))
         try:
             while True:
                 item = await self._next()
@@ -264,6 +253,19 @@ class RemoteSeat:
         except BotCrashed as crash:
             await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
             raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
+
+    def _request(self, decision: Decision) -> pb.RefereeMessage:
+        # Built in place, the legal actions merged from cached bytes: nested constructors would
+        # copy the observation and every action once more.
+        message = pb.RefereeMessage()
+        request = message.request
+        request.request_id = decision.request_id
+        request.kind = DECISION_KINDS[decision.view.phase]
+        self.encoder.encode_into(decision.view, request.observation)
+        request.MergeFromString(legal_actions_bytes(decision.legal))
+        request.time_left_ms = int(decision.time_left_ms)
+        request.time_bank_left_ms = int(decision.bank_left_ms)
+        return message
 
     async def _wait_exit(self, seconds: float) -> None:
         process = self.process

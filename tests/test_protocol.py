@@ -17,6 +17,7 @@ from protocol.convert import (
     cards_from_pb,
     hand_ended_from_pb,
     hand_ended_to_pb,
+    legal_actions_bytes,
     observation_from_pb,
     observation_to_pb,
     params_from_pb,
@@ -170,3 +171,21 @@ def test_observation_encoder_equals_the_plain_conversion(seed: int) -> None:
         view = observation(series, seat)
         assert encoders[seat].encode(view) == observation_to_pb(view)
         series.apply(policy(view, series.legal_actions()))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_legal_actions_bytes_merge_into_the_same_request(seed: int) -> None:
+    series = SeriesState(seed)
+    policy = RandomPolicy(seed)
+    for _ in range(100):
+        if series.result is not None:
+            break
+        legal = series.legal_actions()
+        merged = pb.DecisionRequest(request_id=3)
+        merged.MergeFromString(legal_actions_bytes(legal))
+        plain = pb.DecisionRequest(
+            request_id=3, legal_actions=[action_to_pb(action) for action in legal]
+        )
+        assert merged.SerializeToString() == plain.SerializeToString()
+        series.apply(policy(observation(series, series.to_move), legal))

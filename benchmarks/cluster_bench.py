@@ -31,21 +31,11 @@ harden_referee_process()
 import trio  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-from benchmarks.league_bench import greedy_league  # noqa: E402
+from benchmarks.league_bench import greedy_league, throughput  # noqa: E402
 from tournaments.cluster import DaskExecutor, MatchTimings, local_cluster, loopback_up  # noqa: E402
 from tournaments.runner import LeagueRunner  # noqa: E402
 
 console = Console()
-
-
-def local_rate(series: int, jobs: int, seed: int) -> float:
-    """Series per minute with the local runner."""
-    with tempfile.TemporaryDirectory() as folder:
-        arena, config = greedy_league(Path(folder), "local", series, seed)
-        runner = LeagueRunner(arena, arena.open_store(), config, jobs)
-        start = time.perf_counter()
-        trio.run(runner.run)
-        return series * 60 / (time.perf_counter() - start)
 
 
 def dask_rate(address: str, series: int, seed: int) -> tuple[float, float, list[MatchTimings]]:
@@ -106,7 +96,7 @@ def main() -> None:
                 order = ["local", "dask"] if run % 2 == 0 else ["dask", "local"]
                 for kind in order:
                     if kind == "local":
-                        local.append(local_rate(args.series, args.workers, seed))
+                        local.append(throughput(args.workers, args.series, seed))
                     else:
                         rate, connect, matches = dask_rate(address, args.series, seed)
                         dask.append(rate)

@@ -228,22 +228,24 @@ def _finish(process: subprocess.Popen[bytes], event_name: str) -> bool:
         except subprocess.TimeoutExpired:
             pass
         if _unwanted(worker, key) or _stop_requested(event_name):
-            _end(process)
+            end_groups([process])
             return True
 
 
-def _end(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (the match closes its seats and tears its bots down), then SIGKILL."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+def end_groups(processes: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM the process groups these processes lead (a match closes its seats and tears its
+    bots down), wait up to ``STOP_GRACE_S`` for each, then SIGKILL the groups still there."""
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def play_on_worker(
@@ -291,7 +293,7 @@ def play_on_worker(
         }
     finally:
         if process is not None:
-            _end(process)
+            end_groups([process])
         remove_tree(folder)
         os.close(owner)
 
@@ -594,13 +596,4 @@ def local_cluster(
             client.wait_for_workers(workers, timeout=LOCAL_START_TIMEOUT_S)
             yield address, client
     finally:
-        for process in reversed(started):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in reversed(started):
-            try:
-                process.wait(timeout=STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        end_groups(started[::-1])

@@ -8,6 +8,7 @@ tests/cluster_scenario.py.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -90,8 +91,14 @@ def test_a_bundle_cannot_write_outside_its_folder(tmp_path: Path) -> None:
 # --- a real cluster -------------------------------------------------------------------------------
 
 
+@functools.cache
 def in_fresh_netns() -> bool:
-    return os.geteuid() == 0 and shutil.which("unshare") is not None
+    """Whether the cluster can run in a network namespace of its own (root, and a kernel and
+    container that allow it); otherwise it binds 127.0.0.1 only."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "--net", "--", "true"], capture_output=True, check=False)
+    return probe.returncode == 0
 
 
 def league(home: Path, name: str, folders: list[Path], series: int, seed: int) -> LeagueConfig:

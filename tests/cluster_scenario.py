@@ -42,10 +42,22 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def alive(pid: int) -> bool:
+    """Running (a zombie is not: an orphan may be reparented to a subreaper that never reaps,
+    such as a test process that made a sandbox)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
 def match_processes(worker_pid: int) -> dict[int, str]:
     """The worker's match processes (``tournaments.worker``) and the folders they play in."""
     found = {}
     for child in children(worker_pid):
+        if not alive(child):
+            continue
         with contextlib.suppress(OSError):
             if b"tournaments.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
                 found[child] = os.readlink(f"/proc/{child}/fd/0")
@@ -80,7 +92,7 @@ def kill_a_playing_worker(client: Client) -> dict[str, Any]:
     time.sleep(0.5)  # well into the match
     os.kill(victim["pid"], signal.SIGKILL)
     match_pids = list(victim["matches"])
-    wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in match_pids), 30)
+    wait_until(lambda: not any(alive(pid) for pid in match_pids), 30)
     victim["match_folder"] = Path(next(iter(victim["matches"].values()))).parent.name
     victim["matches"] = {str(k): v for k, v in victim["matches"].items()}
     return victim

@@ -3,7 +3,11 @@
 1. Per-decision round trip from the referee to a trivial bot over the full stack (match loop,
    rules, conversions, the trio/gRPC bridge, a sandboxed process), beside a bare grpcio
    bidirectional stream (same messages, same direction, plain threads) and a raw Unix-socket
-   ping-pong between two processes.
+   ping-pong between two processes. Each decision of a match also sends the other bot the
+   opponent's action as an event, right before that bot's own request: the "event + request" row
+   is the bare stream doing the same (two messages down per round trip), the like-for-like floor.
+   The full stack is shown as the mean of the referee's decision times (as the match stats give
+   it) and as their median (the bare rows are medians).
 2. Series per second with two greedy bots (sandboxed processes, start-up included).
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
 4. The referee's memory per running match.
@@ -139,8 +143,19 @@ class _BareReferee(pb_grpc.RefereeServicer):
             yield item
 
 
-def bare_grpc(n: int, request: pb.RefereeMessage) -> list[float]:
-    """Round trips (µs): the echo bot answering requests on a plain threaded gRPC server."""
+OPPONENT_EVENT = pb.RefereeMessage(
+    event=pb.Event(
+        opponent_action=pb.PublicEvent(seat=1, kind=pb.PublicEvent.KIND_DISCARD, card="Kd")
+    )
+)
+"""What a match sends a bot before each of its requests: the opponent's last action."""
+
+
+def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> list[float]:
+    """Round trips (µs): the echo bot answering requests on a plain threaded gRPC server.
+
+    With ``event``, each request follows an opponent-action event, as in a match.
+    """
     with tempfile.TemporaryDirectory() as folder:
         address = f"unix://{folder}/bare.sock"
         servicer = _BareReferee()
@@ -155,6 +170,8 @@ def bare_grpc(n: int, request: pb.RefereeMessage) -> list[float]:
         for index in range(n):
             request.request.request_id = index + 1
             start = time.perf_counter()
+            if event:
+                servicer.outbox.put(OPPONENT_EVENT)
             servicer.outbox.put(request)
             servicer.inbox.get(timeout=10)
             times.append((time.perf_counter() - start) * 1e6)
@@ -170,22 +187,33 @@ def bare_grpc(n: int, request: pb.RefereeMessage) -> list[float]:
 # --- the full stack ------------------------------------------------------------------------------
 
 
-def play(sandbox: Sandbox, folders: tuple[Path, Path], seed: int) -> MatchResult:
+def play(
+    sandbox: Sandbox,
+    folders: tuple[Path, Path],
+    seed: int,
+    watcher: Callable[[str, dict[str, Any]], None] | None = None,
+) -> MatchResult:
     """One series between two bot folders, both sandboxed processes."""
     seats = (
         remote_seat(load_manifest(folders[0]), sandbox.prepare, f"bench-{seed}-0"),
         remote_seat(load_manifest(folders[1]), sandbox.prepare, f"bench-{seed}-1"),
     )
     config = MatchConfig(f"bench-{seed}", seed, time_control=TimeControl(move_time_ms=5000))
-    return trio.run(play_folders, seats, config)
+    return trio.run(play_folders, seats, config, None, watcher)
 
 
-def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, int]:
-    """Mean referee-measured decision time (µs) over one echo-vs-echo series, and decisions."""
-    result = play(sandbox, (ECHO, ECHO), seed)
+def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, float, int]:
+    """Referee-measured decision times (µs) over one echo-vs-echo series: mean, median, count."""
+    times: list[float] = []
+
+    def watch(record_type: str, fields: dict[str, Any]) -> None:
+        if record_type == "action" and fields["by"] == "bot":
+            times.append(float(fields["ms"]) * 1000)
+
+    result = play(sandbox, (ECHO, ECHO), seed, watch)
     decisions = sum(int(stats["decisions"]) for stats in result.stats)
     total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
-    return total_ms * 1000 / decisions, decisions
+    return total_ms * 1000 / decisions, median(times), decisions
 
 
 def series_rate(sandbox: Sandbox, series: int, seed: int) -> float:
@@ -280,10 +308,12 @@ def main() -> None:
     console.print(f"decision request: {len(payload)} bytes")
 
     decisions: list[int] = []
+    medians: list[float] = []
 
     def full_variant(run: int) -> float:
-        mean, count = full_stack(full, 1000 + run)
+        mean, middle, count = full_stack(full, 1000 + run)
         decisions.append(count)
+        medians.append(middle)
         return mean
 
     latency = interleaved(
@@ -291,9 +321,13 @@ def main() -> None:
         {
             "raw Unix socket": lambda _: median(raw_socket(args.pings, payload)),
             "bare gRPC stream": lambda _: median(bare_grpc(args.pings, request)),
+            "bare gRPC, event + request": lambda _: median(
+                bare_grpc(args.pings, request, event=True)
+            ),
             "referee, full stack": full_variant,
         },
     )
+    latency["referee, full stack (median)"] = medians
     starts = interleaved(
         args.runs,
         {
@@ -311,6 +345,15 @@ def main() -> None:
 
     figures: dict[str, Any] = {
         "latency_us": {name: median(values) for name, values in latency.items()},
+        "ratio_per_run": {
+            name: median(
+                [
+                    value / base
+                    for value, base in zip(values, latency["bare gRPC stream"], strict=True)
+                ]
+            )
+            for name, values in latency.items()
+        },
         "startup_ms": {name: median(values) for name, values in starts.items()},
         "series_per_s": median(rates["greedy vs greedy"]),
         "referee_rss_kib": before,
@@ -329,7 +372,7 @@ def report(
     """Print the tables."""
     bare = figures["latency_us"]["bare gRPC stream"]
     table = Table(title="1. per-decision round trip (µs, median over runs)")
-    for column in ("variant", "median", "range", "÷ bare gRPC"):
+    for column in ("variant", "median", "range", "÷ bare gRPC", "÷ bare, run by run"):
         table.add_column(column, justify="left" if column == "variant" else "right")
     for name, values in latency.items():
         table.add_row(
@@ -337,8 +380,13 @@ def report(
             f"{median(values):.0f}",
             f"{min(values):.0f}-{max(values):.0f}",
             f"{median(values) / bare:.2f}",
+            f"{figures['ratio_per_run'][name]:.2f}",
         )
     console.print(table)
+    console.print(
+        "(÷ bare, run by run: the median over runs of each run's ratio to the bare stream of the "
+        "same run)"
+    )
     table = Table(title="3. bot start-up, process start to hello (ms)")
     for column in ("sandbox", "median", "range"):
         table.add_column(column)

@@ -13,7 +13,9 @@ The conversation.
   bot      -> Hello                 (first message, within the start-up budget)
   referee  -> Welcome               (your seat, the rules, the time control)
   referee  -> Event ...             (what happened that you may see)
-  referee  -> DecisionRequest       (your turn: what you see, what you may do, time left)
+  referee  -> DecisionRequest       (your turn: what you see, what you may do, time left;
+                                     with Hello.events_in_requests, it may also carry the
+                                     opponent's latest actions, see DecisionRequest.events)
   bot      -> Action                (one of the legal actions, echoing request_id)
   ... repeated until ...
   referee  -> Goodbye               (the series is over, or you were removed); then the stream
@@ -274,6 +276,7 @@ class Hello(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
+    EVENTS_IN_REQUESTS_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """The value of the GIN_TOKEN environment variable, exactly."""
     name: _builtins.str
@@ -282,6 +285,15 @@ class Hello(_message.Message):
     """The bot's version, as in its bot.toml manifest."""
     protocol_version: _builtins.int
     """The protocol version the bot speaks: 1 for this file."""
+    events_in_requests: _builtins.bool
+    """Set to have the opponent's actions delivered inside your next DecisionRequest (its
+    `events`) instead of as separate Event messages: one message per decision instead of two.
+    The referee then may hold back `opponent_action` events and deliver them, in order, at the
+    start of the next request's `events`; handle them, in order, before deciding. Every other
+    event (hand started or ended, series ended, fault notice) and the Goodbye come as before,
+    and any events held back are sent first, as separate Event messages, so the order in which
+    you see events never changes. Leave it unset and you get separate Event messages only.
+    """
     def __init__(
         self,
         *,
@@ -289,10 +301,11 @@ class Hello(_message.Message):
         name: _builtins.str = ...,
         version: _builtins.str = ...,
         protocol_version: _builtins.int = ...,
+        events_in_requests: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "protocol_version", b"protocol_version", "token", b"token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events_in_requests", b"events_in_requests", "name", b"name", "protocol_version", b"protocol_version", "token", b"token", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -684,6 +697,7 @@ class DecisionRequest(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_LEFT_MS_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.int
     """Echo this in the Action."""
     kind: Global___DecisionKind.ValueType
@@ -702,6 +716,14 @@ class DecisionRequest(_message.Message):
         instead declare its melds).
         """
 
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___Event]:
+        """Only if your Hello set events_in_requests: the `opponent_action` events held back since the
+        referee's previous message to you, in order. Handle them, in order, before deciding, exactly
+        as if each had come as a separate Event just before this request. Always empty otherwise.
+        The decision's clock runs from the sending of the request, as always.
+        """
+
     def __init__(
         self,
         *,
@@ -711,10 +733,11 @@ class DecisionRequest(_message.Message):
         legal_actions: _abc.Iterable[Global___Action] | None = ...,
         time_left_ms: _builtins.int = ...,
         time_bank_left_ms: _builtins.int = ...,
+        events: _abc.Iterable[Global___Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["observation", b"observation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "legal_actions", b"legal_actions", "observation", b"observation", "request_id", b"request_id", "time_bank_left_ms", b"time_bank_left_ms", "time_left_ms", b"time_left_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "kind", b"kind", "legal_actions", b"legal_actions", "observation", b"observation", "request_id", b"request_id", "time_bank_left_ms", b"time_bank_left_ms", "time_left_ms", b"time_left_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -13,7 +13,9 @@ The conversation.
   bot      -> Hello                 (first message, within the start-up budget)
   referee  -> Welcome               (your seat, the rules, the time control)
   referee  -> Event ...             (what happened that you may see)
-  referee  -> DecisionRequest       (your turn: what you see, what you may do, time left)
+  referee  -> DecisionRequest       (your turn: what you see, what you may do, time left;
+                                     with Hello.events_in_requests, it may also carry the
+                                     opponent's latest actions, see DecisionRequest.events)
   bot      -> Action                (one of the legal actions, echoing request_id)
   ... repeated until ...
   referee  -> Goodbye               (the series is over, or you were removed); then the stream

@@ -230,6 +230,13 @@ def public_event_to_pb(event: PublicEvent) -> pb.PublicEvent:
     )
 
 
+def public_event_into(event: PublicEvent, message: pb.PublicEvent) -> None:
+    """Write one public action into an empty message (such as a request event's)."""
+    message.seat = event.seat
+    message.kind = _EVENT_KINDS[type(event.action)]
+    message.card = card_to_pb(event.card)
+
+
 def public_event_from_pb(message: pb.PublicEvent) -> PublicEvent:
     """Read one public action.
 

@@ -2,9 +2,11 @@
 
 The referee owns the socket: it binds ``referee.sock`` in the seat's run folder, hands the bot
 the address and a one-time token in its environment, and takes the bot's hello within the
-start-up budget. Each decision is one request on the stream; the answer must echo its id. The
-bot's stdout and stderr are drained by threads that keep only a capped head and tail, so a
-flooding bot cannot fill the referee's memory.
+start-up budget. Each decision is one request on the stream; the answer must echo its id. A bot
+whose hello sets ``events_in_requests`` gets the opponent's actions inside its next request rather
+than as separate events (any other event or the goodbye sends the held ones first). The bot's
+stdout and stderr are drained by threads that keep only a capped head and tail, so a flooding bot
+cannot fill the referee's memory.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ from protocol.convert import (
     hand_ended_to_pb,
     legal_actions_bytes,
     params_to_pb,
+    public_event_into,
     public_event_to_pb,
     score_to_pb,
 )
 from protocol.manifest import Manifest
 from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
 from referee.faults import BotCrashed, BotProtocolError, FaultKind, StartupFailure
-from referee.rules import Action
+from referee.rules import Action, PublicEvent
 from referee.seats import (
     BotIdentity,
     Decision,
@@ -131,6 +134,10 @@ class RemoteSeat:
         self.stale: set[int] = set()
         self.encoder = ObservationEncoder()
         self.seat = -1
+        self.events_in_requests = False
+        """Whether the bot's hello asked for opponent actions inside its requests."""
+        self.held: list[PublicEvent] = []
+        """Opponent actions held back for the next request (only with ``events_in_requests``)."""
         self.closed = False
         self.started_at = 0.0
         self.startup_ms: float | None = None
@@ -207,6 +214,7 @@ class RemoteSeat:
             )
             self._goodbye(pb.GOODBYE_REASON_PROTOCOL_MISMATCH, detail)
             raise StartupFailure(detail, seat=self.seat)
+        self.events_in_requests = hello.events_in_requests
         return BotIdentity(hello.name[:64], hello.version[:32], self.code_hash)
 
     async def welcome(self, welcome: Welcome) -> None:
@@ -265,6 +273,11 @@ class RemoteSeat:
         request.MergeFromString(legal_actions_bytes(decision.legal))
         request.time_left_ms = int(decision.time_left_ms)
         request.time_bank_left_ms = int(decision.bank_left_ms)
+        if self.held:
+            events = request.events
+            for event in self.held:
+                public_event_into(event, events.add().opponent_action)
+            self.held.clear()
         return message
 
     async def _wait_exit(self, seconds: float) -> None:
@@ -310,10 +323,26 @@ class RemoteSeat:
             ) from None
 
     def notify(self, event: SeatEvent) -> None:
-        """Send an event (nothing waits for it)."""
+        """Send an event (nothing waits for it).
+
+        For a bot that asked for ``events_in_requests``, an opponent action is held back for the
+        next request instead; any other event first sends the held ones, in order.
+        """
+        if self.events_in_requests and isinstance(event, OpponentActed):
+            self.held.append(event.event)
+            return
+        self._flush()
         message = _event_to_pb(event)
         if message is not None:
             self._send(pb.RefereeMessage(event=message))
+
+    def _flush(self) -> None:
+        """Send the held-back opponent actions as separate events, in order."""
+        if not self.held:
+            return
+        held, self.held = self.held, []
+        for event in held:
+            self._send(pb.RefereeMessage(event=pb.Event(opponent_action=public_event_to_pb(event))))
 
     # --- end -----------------------------------------------------------------------------------
 
@@ -362,6 +391,7 @@ class RemoteSeat:
             self.channel.send(message)
 
     def _goodbye(self, reason: pb.GoodbyeReason.ValueType, detail: str) -> None:
+        self._flush()
         self._send(pb.RefereeMessage(goodbye=pb.Goodbye(reason=reason, detail=detail)))
 
     def _describe(self, item: Incoming) -> str:

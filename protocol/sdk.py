@@ -90,6 +90,10 @@ class Bot:
 
     name: str = "python-bot"
     version: str = "0.1.0"
+    events_in_requests: bool = True
+    """Ask the referee for the opponent's actions inside the next decision request (one message
+    per decision instead of two). The callbacks are called exactly as without it; there is no
+    reason to turn it off but to test that."""
 
     def on_series_start(self, info: SeriesInfo) -> None:
         """Called once with the Welcome."""
@@ -170,6 +174,7 @@ class Session:
                     name=self.bot.name,
                     version=self.bot.version,
                     protocol_version=PROTOCOL_VERSION,
+                    events_in_requests=self.bot.events_in_requests,
                 )
             )
         )
@@ -234,6 +239,8 @@ class Session:
         if self.info is None:
             raise SdkError("referee sent a decision request before the welcome")
         info = self.info
+        for event in request.events:  # held back by the referee: as if each had come alone
+            self._event(event)
         view = observation_from_pb(request.observation, request.kind, info.seat, info.params)
         legal = [action_from_pb(action) for action in request.legal_actions]
         action = self._call("decide", request.request_id, self.bot.decide, view, legal)

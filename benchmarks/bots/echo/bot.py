@@ -1,7 +1,9 @@
 """A trivial bot for benchmarks: answers each request with its first legal action at once.
 
 It skips the SDK's conversions to rules types, so the time the referee measures per decision is
-the referee's own cost plus the transport, with almost nothing spent in the bot.
+the referee's own cost plus the transport, with almost nothing spent in the bot. Like the SDK, it
+sets ``events_in_requests``: the opponent's actions come inside its requests (and it ignores
+them), one message per decision.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ def main() -> int:
     outbox.put(
         pb.BotMessage(
             hello=pb.Hello(
-                token=os.environ["GIN_TOKEN"], name="echo", version="1.0.0", protocol_version=1
+                token=os.environ["GIN_TOKEN"],
+                name="echo",
+                version="1.0.0",
+                protocol_version=1,
+                events_in_requests=True,
             )
         )
     )

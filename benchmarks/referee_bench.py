@@ -3,11 +3,13 @@
 1. Per-decision round trip from the referee to a trivial bot over the full stack (match loop,
    rules, conversions, the trio/gRPC bridge, a sandboxed process), beside a bare grpcio
    bidirectional stream (same messages, same direction, plain threads) and a raw Unix-socket
-   ping-pong between two processes. Each decision of a match also sends the other bot the
-   opponent's action as an event, right before that bot's own request: the "event + request" row
-   is the bare stream doing the same (two messages down per round trip), the like-for-like floor.
-   The full stack is shown as the mean of the referee's decision times (as the match stats give
-   it) and as their median (the bare rows are medians).
+   ping-pong between two processes. Each decision of a match also gives the other bot the
+   opponent's action. A bot without Hello.events_in_requests gets it as an event right before its
+   own request: the "event + request" row is the bare stream doing that (two messages down per
+   round trip). The echo bot sets the flag, so the action rides in its next request and the full
+   stack sends one message per decision, like the plain bare row. The full stack is shown as the
+   mean of the referee's decision times (as the match stats give it) and as their median (the
+   bare rows are medians), with the referee process's CPU time per decision.
 2. Series per second with two greedy bots (sandboxed processes, start-up included).
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
 4. The referee's memory per running match.
@@ -202,18 +204,22 @@ def play(
     return trio.run(play_folders, seats, config, None, watcher)
 
 
-def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, float, int]:
-    """Referee-measured decision times (µs) over one echo-vs-echo series: mean, median, count."""
+def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, float, int, float]:
+    """Referee-measured decision times (µs) over one echo-vs-echo series: mean, median, count,
+    and the referee process's CPU time per decision (µs, all its threads, jail set-up included).
+    """
     times: list[float] = []
 
     def watch(record_type: str, fields: dict[str, Any]) -> None:
         if record_type == "action" and fields["by"] == "bot":
             times.append(float(fields["ms"]) * 1000)
 
+    cpu = time.process_time()
     result = play(sandbox, (ECHO, ECHO), seed, watch)
+    cpu = time.process_time() - cpu
     decisions = sum(int(stats["decisions"]) for stats in result.stats)
     total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
-    return total_ms * 1000 / decisions, median(times), decisions
+    return total_ms * 1000 / decisions, median(times), decisions, cpu * 1e6 / decisions
 
 
 def series_rate(sandbox: Sandbox, series: int, seed: int) -> float:
@@ -309,11 +315,13 @@ def main() -> None:
 
     decisions: list[int] = []
     medians: list[float] = []
+    cpu: list[float] = []
 
     def full_variant(run: int) -> float:
-        mean, middle, count = full_stack(full, 1000 + run)
+        mean, middle, count, cpu_us = full_stack(full, 1000 + run)
         decisions.append(count)
         medians.append(middle)
+        cpu.append(cpu_us)
         return mean
 
     latency = interleaved(
@@ -359,7 +367,10 @@ def main() -> None:
         "referee_rss_kib": before,
         "rss_kib_per_match": per_match,
         "decisions_per_series": median([float(count) for count in decisions]),
+        "referee_cpu_us_per_decision": median(cpu),
         "runs": args.runs,
+        "latency_us_per_run": latency,
+        "referee_cpu_us_per_decision_per_run": cpu,
     }
     report(figures, latency, starts)
     if args.json:
@@ -386,6 +397,15 @@ def report(
     console.print(
         "(÷ bare, run by run: the median over runs of each run's ratio to the bare stream of the "
         "same run)"
+    )
+    for name, values in latency.items():
+        console.print(f"  {name}, run by run: " + ", ".join(f"{value:.0f}" for value in values))
+    cpu = figures["referee_cpu_us_per_decision_per_run"]
+    console.print(
+        f"referee CPU per decision (full stack, all its threads): "
+        f"{figures['referee_cpu_us_per_decision']:.0f} µs (runs: "
+        + ", ".join(f"{value:.0f}" for value in cpu)
+        + ")"
     )
     table = Table(title="3. bot start-up, process start to hello (ms)")
     for column in ("sandbox", "median", "range"):

@@ -123,6 +123,7 @@ def main() -> int:
     parser.add_argument("--kill-worker", action="store_true")
     parser.add_argument("--interrupt", action="store_true")
     parser.add_argument("--kill-coordinator", action="store_true")
+    parser.add_argument("--kill-scheduler", action="store_true", help="the last step")
     parser.add_argument("--plant", type=Path, help="an abandoned match folder to be swept")
     args = parser.parse_args()
     report: dict[str, Any] = {}
@@ -167,6 +168,9 @@ def main() -> int:
                 wait_until(lambda: not busy(client), 30)
                 report["orphan_matches_stopped_s"] = time.monotonic() - killed_at
                 coordinator = coordinate()
+            if args.kill_scheduler:
+                wait_until(lambda: done(args.home, args.league) >= 1 and busy(client), 120)
+                os.kill(int(client.run_on_scheduler(os.getpid)), signal.SIGKILL)
             output, _ = coordinator.communicate(timeout=600)
         finally:
             if coordinator.poll() is None:
@@ -174,6 +178,9 @@ def main() -> int:
                 coordinator.wait()
         report["code"] = coordinator.returncode
         report["output"] = output.decode(errors="replace")[-4000:]
+        if args.kill_scheduler:
+            args.out.write_text(json.dumps(report, indent=1))
+            return 0
         report["left_playing"] = playing(client)
         report["swept"] = client.run(swept)
         if args.plant is not None:

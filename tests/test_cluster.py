@@ -203,6 +203,21 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     assert list((tmp_path / "cluster-dir" / "matches").iterdir()) == []
 
 
+def test_a_lost_scheduler_stops_the_league_resumably(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    league(home, "lost", [SAMPLES / "greedy", SAMPLES / "random"], series=6, seed=8)
+    report = run_scenario(tmp_path, home, "lost", "--kill-scheduler")
+    assert report["code"] == 1, report["output"]
+    assert "error: the cluster dropped match lost~" in report["output"]
+    assert "still up?" in report["output"]
+    assert "Resume with: gin league run lost --executor dask --scheduler" in report["output"]
+    assert "Traceback" not in report["output"]
+    counts = Store(home / "arena.sqlite").counts("lost")
+    assert set(counts) <= {"done", "pending"}, counts  # nothing failed, nothing left running
+    assert counts["done"] >= 1
+    assert sum(counts.values()) == 6
+
+
 def test_the_cli_says_plainly_what_a_dask_run_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

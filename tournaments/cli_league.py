@@ -19,7 +19,7 @@ from tournaments.demo import prepare_demo
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.live import LeagueView
 from tournaments.registry import Arena, RegistryError, parse_spec, resolve, submit
-from tournaments.runner import Executor, LeagueRunner
+from tournaments.runner import Executor, ExecutorError, LeagueRunner
 from tournaments.standings import compute
 from tournaments.store import Store
 
@@ -191,17 +191,19 @@ def league_run(
     runner = LeagueRunner(
         arena, store, config, workers, strict=strict, listener=view.update, executor=executor
     )
+    again = f" --executor dask --scheduler {scheduler}" if executor else ""
     try:
         with Live(view, console=console, refresh_per_second=4):
             progress = trio.run(runner.run)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExecutorError) as stop:
+        if isinstance(stop, ExecutorError):
+            console.print(f"[red]error:[/red] {stop}")
         counts = store.counts(name)
-        again = f" --executor dask --scheduler {scheduler}" if executor else ""
         console.print(
             f"stopped: {counts.get('done', 0)} matches done, "
             f"{counts.get('pending', 0)} left. Resume with: gin league run {name}{again}"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(130 if isinstance(stop, KeyboardInterrupt) else 1) from None
     console.print(
         f"league {name}: {progress.finished_now} matches played now, "
         f"{progress.done}/{progress.total} done, {progress.failed} failed"

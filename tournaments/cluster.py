@@ -31,6 +31,7 @@ import contextlib
 import fcntl
 import io
 import json
+import logging
 import os
 import re
 import secrets
@@ -46,6 +47,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -56,7 +58,7 @@ from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
 from referee.local import SKIPPED_DIRS, code_hash
 from referee.sandbox import SweepReport, detect_layers, sweep_jails
 from referee.sandbox._sweep import hold_owner_lock, remove_tree
-from tournaments.runner import outcome_of
+from tournaments.runner import ExecutorError, outcome_of
 
 STOP_POLL_S: Final = 0.5
 STOP_GRACE_S: Final = 15.0
@@ -64,7 +66,7 @@ STOP_GRACE_S: Final = 15.0
 CONNECT_TIMEOUT_S: Final = 20.0
 
 
-class ClusterError(RuntimeError):
+class ClusterError(ExecutorError):
     """The cluster cannot run this league (unreachable, no workers, workers not set up)."""
 
 
@@ -362,6 +364,7 @@ class DaskExecutor:
 
     def __init__(self, client: Client, *, cap: int | None = None) -> None:
         self.client = client
+        self.address = str(client.scheduler.address) if client.scheduler else "?"
         self.cap = cap
         self.token = secrets.token_hex(6)
         self.stop_event = f"gin-stop-{self.token}"
@@ -381,6 +384,9 @@ class DaskExecutor:
             ClusterError: unreachable, no workers, workers that cannot run the arena's code, or
                 (``strict``) workers missing sandbox layers.
         """
+        # A lost scheduler is reported once, plainly (ClusterError), not also as the client's
+        # reconnection tracebacks in the middle of the live display.
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         try:
             client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
         except (OSError, TimeoutError) as error:
@@ -398,8 +404,10 @@ class DaskExecutor:
         return max(1, min(threads, self.cap) if self.cap else threads)
 
     async def capacity(self) -> int:
-        """Matches at once: the workers' threads now (at most ``cap``)."""
-        self.slots = await trio.to_thread.run_sync(self._capacity)
+        """Matches at once: the workers' threads now (at most ``cap``); unchanged while the
+        scheduler cannot be asked."""
+        with contextlib.suppress(Exception):
+            self.slots = await trio.to_thread.run_sync(self._capacity)
         return self.slots
 
     async def _bot(self, folder: Path, digest: str) -> _Bot:
@@ -441,10 +449,16 @@ class DaskExecutor:
         finished = time.monotonic()
         try:
             reply: dict[str, Any] = await trio.to_thread.run_sync(future.result)
+        except CancelledError as error:  # only the scheduler cancels (we cancel in aclose)
+            raise ClusterError(
+                f"the cluster dropped match {job['match_id']} ({error}): is the scheduler "
+                f"{self.address} still up?"
+            ) from None
         except Exception as error:
             return f"cluster task failed: {type(error).__name__}: {error}"
         finally:
-            future.release()
+            with contextlib.suppress(Exception):
+                future.release()
         return self._outcome(job, reply, bots, (began, submitted, finished, time.monotonic()))
 
     def _outcome(
@@ -480,9 +494,11 @@ class DaskExecutor:
 
     async def aclose(self) -> None:
         """Stop the run's tasks on the cluster (they tear their matches down), cancel the rest,
-        and disconnect."""
-        await trio.to_thread.run_sync(self._stop_all)
-        await trio.to_thread.run_sync(self.client.close)
+        and disconnect (a lost scheduler: nothing to stop, its tasks are gone with it)."""
+        if self.client.status == "running":
+            await trio.to_thread.run_sync(self._stop_all)
+        with contextlib.suppress(Exception):
+            await trio.to_thread.run_sync(self.client.close)
 
     def _stop_all(self) -> None:
         running = list(self._futures)

@@ -106,6 +106,9 @@ class LeagueRunner:
         except BaseExceptionGroup as group:
             if group.subgroup(KeyboardInterrupt) is not None:
                 raise KeyboardInterrupt from None  # Ctrl-C, whichever task it reached
+            lost = group.subgroup(ExecutorError)
+            if lost is not None:
+                raise _first(lost) from None
             raise
         finally:
             try:
@@ -210,6 +213,10 @@ class LeagueRunner:
         }
 
 
+class ExecutorError(RuntimeError):
+    """The executor cannot go on (a cluster lost, say): the league stops, resumable."""
+
+
 class Executor(Protocol):
     """Where matches are played: worker processes here, or a cluster's workers."""
 
@@ -254,6 +261,12 @@ class LocalExecutor:
 
     async def aclose(self) -> None:
         """Nothing to let go of: each worker ended with its match."""
+
+
+def _first(group: BaseExceptionGroup[ExecutorError]) -> ExecutorError:
+    """The first executor error of a (nested) group."""
+    error = group.exceptions[0]
+    return _first(error) if isinstance(error, BaseExceptionGroup) else error
 
 
 def outcome_of(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import secrets
@@ -32,6 +33,7 @@ from referee.sandbox import (
     Sandbox,
     SandboxLimits,
     SandboxUnavailable,
+    _sweep,
     detect_layers,
     sweep_jails,
 )
@@ -712,3 +714,54 @@ def test_bot_users_are_exclusive_across_referee_processes(sandbox: Sandbox, tmp_
         with contextlib.suppress(ProcessLookupError):
             holder.kill()
     assert out.split() == [b"True"], err
+
+
+def test_a_sweep_never_takes_a_jail_while_its_lock_is_being_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep at the worst moment, just before the maker's flock, finds nothing to take."""
+    root = tmp_path / "jails"
+    root.mkdir(mode=0o700)
+    folder = root / "being-locked"
+    folder.mkdir()
+    real_flock = fcntl.flock
+    swept: list[str] = []
+
+    def sweep_first(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_EX:  # the maker's blocking lock, not the sweep's
+            swept.extend(sweep_jails(root).jails)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", sweep_first)
+    fd = _sweep.hold_owner_lock(folder)
+    try:
+        assert swept == []
+        assert sorted(os.listdir(folder)) == ["owner.lock"]
+        monkeypatch.setattr(fcntl, "flock", real_flock)
+        assert sweep_jails(root).empty  # locked now
+    finally:
+        os.close(fd)
+    assert sweep_jails(root).jails == ("being-locked",)  # and free once let go
+
+
+def test_a_sweep_refuses_what_it_does_not_own(tmp_path: Path) -> None:
+    """A jails' folder others may write is not swept at all; a recorded cgroup outside the
+    cgroup filesystems (a planted record) is left alone, with its jail."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert sweep_jails(shared).problems
+    root = tmp_path / "jails"
+    root.mkdir(mode=0o700)
+    planted = root / "planted"
+    planted.mkdir()
+    (planted / "owner.lock").touch()
+    target = tmp_path / "gin-not-a-cgroup"
+    target.mkdir()
+    (target / "cgroup.kill").write_text("0")
+    (planted / "cgroups.json").write_text(json.dumps({"version": 2, "dirs": {"": str(target)}}))
+    report = sweep_jails(root)
+    assert report.jails == ()
+    assert "not bot cgroups" in report.problems[0]
+    assert (target / "cgroup.kill").read_text() == "0"
+    assert planted.is_dir()

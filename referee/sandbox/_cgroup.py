@@ -35,7 +35,7 @@ class CgroupPlan:
     parents: tuple[tuple[str, Path], ...]
 
 
-def _mounts() -> tuple[Path | None, dict[str, Path]]:
+def cgroup_mounts() -> tuple[Path | None, dict[str, Path]]:
     """The cgroup2 mount point and the v1 mount point of each controller."""
     unified: Path | None = None
     legacy: dict[str, Path] = {}
@@ -62,7 +62,12 @@ def _own_paths() -> dict[str, str]:
 
 
 def _write(path: Path, value: str | int) -> None:
-    path.write_text(str(value))
+    """Write a control file (never through a symlink)."""
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        os.write(fd, str(value).encode())
+    finally:
+        os.close(fd)
 
 
 def _enable_v2_controllers(base: Path) -> None:
@@ -100,7 +105,7 @@ def find_plan() -> CgroupPlan | str:
     """Where to make bot cgroups here, or why it is not possible (cached per process)."""
     if os.geteuid() != 0:
         return "not root: no cgroups (run the referee as root, or delegate a cgroup v2 subtree)"
-    unified, legacy = _mounts()
+    unified, legacy = cgroup_mounts()
     own = _own_paths()
     reasons: list[str] = []
     if unified is not None and "" in own:

@@ -459,9 +459,12 @@ class BotJail:
         self._reap(seen)
         notes: list[str] = []
         cgroup_removed = self.cgroup.remove() if self.cgroup and not leftover else not self.cgroup
+        folder_removed = False
         if not cgroup_removed:
+            # Kept with its record of the cgroup and its lock: a sweep takes both once we are gone.
             notes.append("cgroup could not be removed")
-        folder_removed = all([remove_tree(self.jail_dir), remove_tree(self.stage_dir)])
+        else:
+            folder_removed = all([remove_tree(self.jail_dir), remove_tree(self.stage_dir)])
         if folder_removed and self._owner_fd is not None:
             os.close(self._owner_fd)  # what could not be removed stays locked for a later sweep
             self._owner_fd = None

@@ -15,14 +15,17 @@ import fcntl
 import json
 import os
 import pwd
+import re
+import secrets
 import shutil
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from referee.sandbox._cgroup import BotCgroup
+from referee.sandbox._cgroup import BotCgroup, cgroup_mounts
 from referee.sandbox._procs import pids_of_uid
 from referee.sandbox._tools import sweep_uid
 from referee.sandbox._users import STATE_DIR, USER_PREFIX
@@ -35,9 +38,20 @@ made right now: the folder exists a moment before its lock)."""
 
 
 def hold_owner_lock(jail_dir: Path) -> int:
-    """Lock ``jail_dir`` for this process; returns the descriptor to close at teardown."""
-    fd = os.open(jail_dir / OWNER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    """Lock ``jail_dir`` for this process; returns the descriptor to close at teardown.
+
+    The lock file is locked under a private name first and only then renamed ``owner.lock``, so
+    no sweep ever finds an ``owner.lock`` that is not yet locked.
+    """
+    making = jail_dir / f".{OWNER_LOCK}-{secrets.token_hex(6)}"
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+    fd = os.open(making, flags, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(making, jail_dir / OWNER_LOCK)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 
@@ -104,6 +118,20 @@ class SweepReport:
         return not (self.jails or self.cgroups or self.users or self.problems)
 
 
+def _bot_group(path: Path) -> bool:
+    """Whether ``path`` is a bot cgroup: a real ``gin-*`` directory in a cgroup hierarchy
+    (never a path that goes through a symlink or leaves the cgroup filesystems)."""
+    unified, legacy = cgroup_mounts()
+    mounts = [m for m in (unified, *legacy.values()) if m is not None]
+    if not re.fullmatch(r"gin-[A-Za-z0-9_.-]+", path.name) or os.path.realpath(path) != str(path):
+        return False
+    if not any(path.is_relative_to(mount) and path != mount for mount in mounts):
+        return False
+    with contextlib.suppress(OSError):
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    return False
+
+
 def _sweep_cgroups(jail_dir: Path) -> tuple[int, list[str]]:
     """Kill and remove the cgroups recorded in an abandoned jail; (removed, problems)."""
     try:
@@ -113,7 +141,10 @@ def _sweep_cgroups(jail_dir: Path) -> tuple[int, list[str]]:
     except (OSError, ValueError) as error:
         return 0, [f"{jail_dir.name}: unreadable {CGROUPS_FILE}: {error}"]
     dirs = {str(k): Path(v) for k, v in recorded.get("dirs", {}).items()}
-    dirs = {k: v for k, v in dirs.items() if v.name.startswith("gin-") and v.is_dir()}
+    refused = [str(path) for path in dirs.values() if path.exists() and not _bot_group(path)]
+    if refused:
+        return 0, [f"{jail_dir.name}: not bot cgroups, left alone: {', '.join(refused)}"]
+    dirs = {k: v for k, v in dirs.items() if v.exists()}
     if not dirs:
         return 0, []
     group = BotCgroup.adopt(int(recorded.get("version", 1)), dirs)
@@ -155,10 +186,19 @@ def _sweep_users(locks: Path) -> tuple[list[str], list[str]]:
 def sweep_leftovers(root_dir: Path) -> SweepReport:
     """Remove the jails under ``root_dir`` whose referee is gone, with their cgroups and stage
     folders, and kill leftover processes of bot users nobody leases (those need root)."""
+    if not root_dir.exists():
+        return SweepReport()
+    info = os.lstat(root_dir)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        return SweepReport(
+            problems=(
+                f"{root_dir}: not a folder of uid {os.geteuid()} that only it may write: not swept",
+            )
+        )
     jails: list[str] = []
     problems: list[str] = []
     cgroups = 0
-    entries = sorted(root_dir.iterdir()) if root_dir.is_dir() else []
+    entries = sorted(root_dir.iterdir())
     for jail_dir in entries:
         if jail_dir.is_symlink() or not jail_dir.is_dir():
             continue
@@ -168,6 +208,8 @@ def sweep_leftovers(root_dir: Path) -> SweepReport:
             removed, trouble = _sweep_cgroups(jail_dir)
             cgroups += removed
             problems += trouble
+            if trouble:
+                continue  # kept, with its record, for another try
             stage = STATE_DIR / "stage" / jail_dir.name
             if remove_tree(jail_dir) and remove_tree(stage):
                 jails.append(jail_dir.name)

@@ -24,7 +24,8 @@ from typing import Any
 
 from distributed import Client
 
-from tournaments.cluster import local_cluster, loopback_up, swept
+from referee.sandbox import default_jail_root
+from tournaments.cluster import local_cluster, loopback_up, match_slug, swept
 
 WAIT_S = 60.0
 
@@ -90,7 +91,9 @@ def kill_a_playing_worker(client: Client) -> dict[str, Any]:
 
     wait_until(playing)
     time.sleep(0.5)  # well into the match
+    folder = Path(next(iter(victim["matches"].values()))).parent
     os.kill(victim["pid"], signal.SIGKILL)
+    victim["folder_at_kill"] = folder.is_dir()  # still there: the kill came mid-match
     match_pids = list(victim["matches"])
     wait_until(lambda: not any(alive(pid) for pid in match_pids), 30)
     victim["match_folder"] = Path(next(iter(victim["matches"].values()))).parent.name
@@ -183,6 +186,8 @@ def main() -> int:
             return 0
         report["left_playing"] = playing(client)
         report["swept"] = client.run(swept)
+        prefix = match_slug(args.league) + "_"
+        report["jails_left"] = [p.name for p in default_jail_root().glob(f"{prefix}*")]
         if args.plant is not None:
             report["plant_left"] = args.plant.exists()
     args.out.write_text(json.dumps(report, indent=1))

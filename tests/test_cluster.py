@@ -77,6 +77,48 @@ def test_a_bot_that_does_not_hash_right_is_refused(tmp_path: Path) -> None:
     assert list((tmp_path / "cache").iterdir()) == []  # nothing half-made is left
 
 
+def test_a_bundle_keeps_symlinks_but_places_nothing_through_them(tmp_path: Path) -> None:
+    bot = odd_bot(tmp_path / "bot")
+    (bot / "host").symlink_to("/etc/hostname")  # a bot may hold such a link, as locally
+    placed = unpack_bot(pack_bot(bot), code_hash(bot), tmp_path / "cache")
+    assert os.readlink(placed / "host") == "/etc/hostname"
+    buffer = BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        link = tarfile.TarInfo("lib")
+        link.type, link.linkname = tarfile.SYMTYPE, str(tmp_path / "outside")
+        tar.addfile(link)
+        through = tarfile.TarInfo("lib/planted.txt")
+        through.size = 2
+        tar.addfile(through, BytesIO(b"hi"))
+    (tmp_path / "outside").mkdir()
+    with pytest.raises(tarfile.OutsideDestinationError):
+        unpack_bot(buffer.getvalue(), "1" * 64, tmp_path / "cache")
+    assert not (tmp_path / "outside" / "planted.txt").exists()
+
+
+def test_a_match_refuses_a_bot_whose_code_changed(tmp_path: Path) -> None:
+    """The match process hashes each bot's folder again (a cached bot on a worker, or a registry
+    copy), and refuses to play code that is not what was registered."""
+    home = tmp_path / "home"
+    config = league(home, "guard", [SAMPLES / "greedy", SAMPLES / "random"], series=2, seed=1)
+    arena, store = Arena(home), Store(home / "arena.sqlite")
+    runner = LeagueRunner(arena, store, config, 1)
+    job = runner._job(store.matches("guard")[0], tmp_path / "log.jsonl")
+    job["hashes"][1] = "0" * 64
+    job["parent"] = os.getpid()
+    worker = subprocess.run(
+        [sys.executable, "-m", "tournaments.worker"],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert worker.returncode == 1
+    assert "not to its registered 000000000000: refusing to play it" in worker.stderr
+    assert not (tmp_path / "log.jsonl").exists()
+
+
 def test_a_bundle_cannot_write_outside_its_folder(tmp_path: Path) -> None:
     buffer = BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
@@ -178,6 +220,7 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     flags = ["--kill-worker", "--interrupt", "--kill-coordinator", "--plant", str(planted)]
     report = run_scenario(tmp_path, home, "rough", *flags)
     killed = report["killed"]
+    assert killed["folder_at_kill"]
     # The SIGKILLed worker could not remove its match folder; its restarted self swept it.
     restarted = [
         a for a, kinds in report["swept"].items() if killed["match_folder"] in kinds["matches"]
@@ -197,7 +240,9 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     assert store.counts("rough") == {"done": 10}
     assert sorted(r.match_id for r in results) == sorted(m.match_id for m in store.matches("rough"))
     killed_match = killed["match_folder"].rsplit("-", 1)[0]
-    assert [match_slug(r.match_id) for r in results].count(killed_match) == 1
+    (replayed,) = [r for r in results if match_slug(r.match_id) == killed_match]
+    assert replayed.summary["executed_on"] != killed["address"]  # played again, elsewhere
+    assert report["jails_left"] == []  # every bot of every stopped match was torn down
     assert all(verify_log(Path(r.log_path)).ok for r in results)
     assert report["left_playing"] == {a: [] for a in report["left_playing"]}
     assert list((tmp_path / "cluster-dir" / "matches").iterdir()) == []

@@ -46,7 +46,7 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,8 +56,9 @@ import trio
 from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
 
 from referee.local import SKIPPED_DIRS, code_hash
-from referee.sandbox import SweepReport, detect_layers, sweep_jails
+from referee.sandbox import SandboxUnavailable, SweepReport, detect_layers, sweep_jails
 from referee.sandbox._sweep import hold_owner_lock, remove_tree
+from referee.sandbox._users import private_dir
 from tournaments.runner import ExecutorError, outcome_of
 
 STOP_POLL_S: Final = 0.5
@@ -81,6 +82,15 @@ def cluster_dir() -> Path:
     if configured:
         return Path(configured)
     return Path(tempfile.gettempdir()) / f"gin-cluster-{os.geteuid()}"
+
+
+def _own_folder(path: Path) -> Path:
+    """``path`` as a folder of ours only (made if missing; refused if someone else's, or a
+    symlink: another user could have planted it in a shared /tmp)."""
+    try:
+        return private_dir(path, 0o700)
+    except SandboxUnavailable as error:
+        raise ClusterError(f"refusing {path}: {error}") from None
 
 
 # --- bots by value -------------------------------------------------------------------------------
@@ -108,6 +118,23 @@ def pack_bot(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
+def _member_filter() -> Callable[[tarfile.TarInfo, str], tarfile.TarInfo]:
+    """tar's ``data`` filter, except that a symlink may point anywhere (a bot folder may hold
+    one, as its registry copy does); no member may be placed through a symlink."""
+    links: list[str] = []
+
+    def check(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo:
+        if any(member.name == link or member.name.startswith(f"{link}/") for link in links):
+            raise tarfile.OutsideDestinationError(member, os.path.join(destination, member.name))
+        if not member.issym():
+            return tarfile.data_filter(member, destination)
+        placed = tarfile.data_filter(member.replace(linkname=".", deep=False), destination)
+        links.append(member.name)
+        return placed.replace(linkname=member.linkname, deep=False)
+
+    return check
+
+
 def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
     """The bot's code folder in ``cache``, unpacked from ``bundle`` unless already there.
 
@@ -122,12 +149,12 @@ def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
     target = cache / expected
     if target.is_dir():
         return target
-    cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _own_folder(cache)
     scratch = Path(tempfile.mkdtemp(prefix=f".{expected[:12]}-", dir=cache))
     try:
         code = scratch / "code"
         with tarfile.open(fileobj=io.BytesIO(bundle), mode="r:gz") as tar:
-            tar.extractall(code, filter="data")
+            tar.extractall(code, filter=_member_filter())
         actual = code_hash(code)
         if actual != expected:
             raise BotCodeMismatchError(
@@ -148,35 +175,36 @@ def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
 # long-lived thread, so it gets its signal when the worker process dies, not when a thread of
 # Dask's pool retires.
 _SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gin-match-spawner")
-_SWEPT: dict[str, SweepReport] = {}
+_SWEPT: dict[str, list[str]] = {}
+"""Folder names this worker process's sweeps removed, by kind."""
 _SWEPT_LOCK: Final = threading.Lock()
 
 
 def sweep_worker_leftovers() -> dict[str, SweepReport]:
     """Remove what killed matches left on this machine: match folders and jails whose owner is
     dead (and their cgroups and stray bot processes). Safe beside running matches."""
-    root = cluster_dir()
-    return {
-        "matches": sweep_jails(root / "matches") if (root / "matches").is_dir() else SweepReport(),
-        "jails": sweep_jails(),
-    }
+    return {"matches": sweep_jails(cluster_dir() / "matches"), "jails": sweep_jails()}
 
 
-def _sweep_once() -> None:
+def _sweep(*, again: bool = False) -> None:
+    """Sweep once per worker process (at its start), and ``again`` after a match process that
+    ended badly (killed, say: its jails are left behind)."""
     with _SWEPT_LOCK:
-        if not _SWEPT:
-            _SWEPT.update(sweep_worker_leftovers())
+        if _SWEPT and not again:
+            return
+        for kind, report in sweep_worker_leftovers().items():
+            _SWEPT.setdefault(kind, []).extend(report.jails)
 
 
 def swept() -> dict[str, list[str]]:
-    """What this worker process's start-up sweep removed (folder names)."""
+    """What this worker process's sweeps removed (folder names, by kind)."""
     with _SWEPT_LOCK:
-        return {kind: list(report.jails) for kind, report in _SWEPT.items()}
+        return {kind: list(names) for kind, names in _SWEPT.items()}
 
 
 def dask_setup(worker: Worker) -> None:  # noqa: ARG001 - the preload hook's signature
     """``dask worker --preload tournaments.cluster``: sweep leftovers as the worker starts."""
-    _sweep_once()
+    _sweep()
 
 
 def match_slug(match_id: str) -> str:
@@ -261,15 +289,14 @@ def play_on_worker(
     began = time.monotonic()
     if _stop_requested(stop_event):  # queued when the coordinator stopped the league
         return {"outcome": "stopped before it began", "log": None, "stopped": True}
-    _sweep_once()
-    root = cluster_dir()
+    _sweep()
+    root = _own_folder(cluster_dir())
     folders = [
         unpack_bot(bundle, digest, root / "bots")
         for bundle, digest in zip(bundles, hashes, strict=True)
     ]
     unpacked = time.monotonic()
-    matches = root / "matches"
-    matches.mkdir(parents=True, exist_ok=True, mode=0o700)
+    matches = _own_folder(root / "matches")
     folder = matches / f"{match_slug(str(job['match_id']))}-{secrets.token_hex(4)}"
     folder.mkdir(mode=0o700)
     owner = hold_owner_lock(folder)
@@ -277,10 +304,13 @@ def play_on_worker(
     try:
         local = {**job, "bots": [str(f) for f in folders], "log": str(folder / "log.jsonl")}
         local["parent"] = os.getpid()
+        local["hashes"] = hashes  # the match process hashes the cached code again, and refuses
         (folder / "job.json").write_text(json.dumps(local))
         process = _SPAWNER.submit(_start, folder).result()
         stopped = _finish(process, stop_event)
         ended = time.monotonic()
+        if process.returncode and not stopped:
+            _sweep(again=True)  # a match process that died hard leaves its jails behind
         log = folder / "log.jsonl"
         return {
             "outcome": outcome_of(
@@ -316,7 +346,7 @@ class SweepOnStart(WorkerPlugin):
 
     def setup(self, worker: Worker) -> None:  # noqa: ARG002 - the plugin hook's signature
         """Sweep this machine's leftovers of killed matches (once per worker process)."""
-        _sweep_once()
+        _sweep()
 
 
 # --- the coordinator's side ----------------------------------------------------------------------
@@ -407,7 +437,7 @@ class DaskExecutor:
         """Matches at once: the workers' threads now (at most ``cap``); unchanged while the
         scheduler cannot be asked."""
         with contextlib.suppress(Exception):
-            self.slots = await trio.to_thread.run_sync(self._capacity)
+            self.slots = await trio.to_thread.run_sync(self._capacity, abandon_on_cancel=True)
         return self.slots
 
     async def _bot(self, folder: Path, digest: str) -> _Bot:
@@ -430,25 +460,32 @@ class DaskExecutor:
         self._submitted += 1
         key = f"gin-match-{job['match_id']}-{self.token}-{self._submitted}"
         began = time.monotonic()
-        future: Future[Any] = await trio.to_thread.run_sync(
-            lambda: self.client.submit(
-                play_on_worker,
-                remote,
-                [bot.digest for bot in bots],
-                [bot.bundle for bot in bots],
-                self.stop_event,
-                key=key,
-                pure=False,
-                retries=0,
+        try:
+            future: Future[Any] = await trio.to_thread.run_sync(
+                lambda: self.client.submit(
+                    play_on_worker,
+                    remote,
+                    [bot.digest for bot in bots],
+                    [bot.bundle for bot in bots],
+                    self.stop_event,
+                    key=key,
+                    pure=False,
+                    retries=0,
+                )
             )
-        )
+        except Exception as error:  # a closed client, most often: the scheduler is gone
+            raise ClusterError(
+                f"could not send match {job['match_id']} to {self.address}: {error}"
+            ) from None
         submitted = time.monotonic()
         self._futures.add(future)  # kept while it runs, for aclose to stop it
         await _completion(future)
         self._futures.discard(future)
         finished = time.monotonic()
         try:
-            reply: dict[str, Any] = await trio.to_thread.run_sync(future.result)
+            reply: dict[str, Any] = await trio.to_thread.run_sync(
+                future.result, abandon_on_cancel=True
+            )
         except CancelledError as error:  # only the scheduler cancels (we cancel in aclose)
             raise ClusterError(
                 f"the cluster dropped match {job['match_id']} ({error}): is the scheduler "
@@ -459,7 +496,11 @@ class DaskExecutor:
         finally:
             with contextlib.suppress(Exception):
                 future.release()
-        return self._outcome(job, reply, bots, (began, submitted, finished, time.monotonic()))
+        marks = (began, submitted, finished, time.monotonic())
+        try:
+            return await trio.to_thread.run_sync(self._outcome, job, reply, bots, marks)
+        except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as error:
+            return f"cluster task failed: a malformed reply ({type(error).__name__}: {error})"
 
     def _outcome(
         self,

@@ -89,7 +89,7 @@ class LeagueRunner:
         Raises:
             KeyboardInterrupt: passed on after the running matches were stopped and put back.
         """
-        swept = sweep_jails()  # jails of referees killed earlier (a kill -9 of a runner, say)
+        swept = await trio.to_thread.run_sync(sweep_jails)  # of referees killed earlier
         if swept.jails:
             self.progress.faults.append(f"swept {len(swept.jails)} jail(s) of killed referees")
         self.store.reset_running(self.config.name, retry_failed=True)

@@ -33,6 +33,10 @@ PARENT_POLL_S = 0.5
 ORPHAN_EXIT_S = 30.0
 
 
+class BotCodeChangedError(RuntimeError):
+    """A bot folder no longer holds the code registered under its hash."""
+
+
 def hand_stats(result: MatchResult) -> list[dict[str, int]]:
     """Per seat: hands won, points scored, gins, knocks, undercuts given and suffered."""
     stats = [Counter[str](), Counter[str]()]
@@ -89,6 +93,12 @@ async def play_job(job: dict[str, Any]) -> dict[str, Any]:
         remote_seat(load_manifest(Path(path)), sandbox.prepare, f"{job['match_id']}-{index}")
         for index, path in enumerate(job["bots"])
     )
+    for seat, expected in zip(seats, job.get("hashes") or (), strict=False):
+        if seat.code_hash != expected:
+            raise BotCodeChangedError(
+                f"the code in {seat.manifest.folder} hashes to {seat.code_hash[:12]}, not to "
+                f"its registered {expected[:12]}: refusing to play it"
+            )
     config = MatchConfig(
         job["match_id"],
         int(job["seed"]),
@@ -133,7 +143,11 @@ def main() -> int:
     """Read the job, play it, print the outcome."""
     job = json.loads(sys.stdin.read())
     watch_parent(int(job["parent"]))
-    outcome = trio.run(play_job, job)
+    try:
+        outcome = trio.run(play_job, job)
+    except BotCodeChangedError as error:
+        print(f"error: {error}", file=sys.stderr, flush=True)
+        return 1
     print(json.dumps(outcome), flush=True)
     return 0
 

@@ -27,6 +27,7 @@ pytest.importorskip("distributed", reason="the dask extra is not installed: pip 
 
 from referee.local import code_hash
 from referee.replay import verify_log
+from tournaments import cluster
 from tournaments.cluster import BotCodeMismatchError, match_slug, pack_bot, unpack_bot
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
@@ -268,7 +269,6 @@ def test_the_cli_says_plainly_what_a_dask_run_lacks(
 ) -> None:
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
 
-    from tournaments import cluster  # noqa: PLC0415
     from tournaments.cli import app  # noqa: PLC0415
 
     home = tmp_path / "home"
@@ -293,3 +293,33 @@ def test_the_cli_says_plainly_what_a_dask_run_lacks(
     assert unreachable.exit_code == 1
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in unreachable.output
     assert Store(home / "arena.sqlite").counts("cli") == {"pending": 2}  # nothing was touched
+
+
+class FakeClient:
+    """Just what the coordinator's worker checks call."""
+
+    def __init__(self, probes: dict[str, dict[str, Any]]) -> None:
+        self.probes = probes
+
+    def wait_for_workers(self, count: int, timeout: float) -> None:
+        assert count == 1
+        assert timeout > 0
+
+    def run(self, function: Any) -> dict[str, dict[str, Any]]:
+        assert function is cluster.worker_probe
+        return self.probes
+
+
+def test_workers_running_other_code_or_missing_layers_are_named() -> None:
+    good = cluster.worker_probe()
+    other = {**good, "code": "f" * 64}
+    with pytest.raises(cluster.ClusterError, match="tcp://b:1 run other arena code"):
+        cluster._probe(FakeClient({"tcp://a:1": good, "tcp://b:1": other}), "x", False)  # type: ignore[arg-type]
+    weak = {**good, "setpriv": False, "missing": ["layer BWRAP unavailable: no bwrap"]}
+    report = cluster._probe(FakeClient({"tcp://a:1": weak}), "x", False)  # type: ignore[arg-type]
+    assert report.warnings == [
+        "tcp://a:1: no setpriv: matches may outlive a killed worker",
+        "tcp://a:1: layer BWRAP unavailable: no bwrap",
+    ]
+    with pytest.raises(cluster.ClusterError, match="strict sandbox"):
+        cluster._probe(FakeClient({"tcp://a:1": weak}), "x", True)  # type: ignore[arg-type]

@@ -29,6 +29,8 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import functools
+import hashlib
 import io
 import json
 import logging
@@ -55,6 +57,9 @@ from typing import Any, Final
 import trio
 from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
 
+import protocol
+import referee
+import tournaments
 from referee.local import SKIPPED_DIRS, code_hash
 from referee.sandbox import SandboxUnavailable, SweepReport, detect_layers, sweep_jails
 from referee.sandbox._sweep import hold_owner_lock, remove_tree
@@ -330,10 +335,25 @@ def play_on_worker(
         os.close(owner)
 
 
+@functools.cache
+def arena_code() -> str:
+    """A hash of the code that plays matches (the referee, the protocol, the tournaments
+    package): a cluster whose workers run other code than the coordinator is refused, since
+    its results would not be those of this version."""
+    digest = hashlib.sha256()
+    for package in (referee, protocol, tournaments):
+        root = Path(package.__file__ or "").parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def worker_probe() -> dict[str, Any]:
     """What the coordinator checks of each worker before it sends matches."""
     layers = detect_layers()
     return {
+        "code": arena_code(),
         "python": sys.version.split()[0],
         "setpriv": shutil.which("setpriv") is not None,
         "layers": [status.layer.value for status in layers if status.active],
@@ -581,6 +601,12 @@ def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
             "this project with its dask extra on every worker machine"
         ) from None
     report = ProbeReport(workers)
+    others = sorted(a for a, probe in workers.items() if probe.get("code") != arena_code())
+    if others:
+        raise ClusterError(
+            f"worker(s) {', '.join(others)} run other arena code than this coordinator (code "
+            f"{arena_code()[:12]}): install the same version everywhere"
+        )
     for address_, probe in sorted(workers.items()):
         if not probe["setpriv"]:
             report.warnings.append(f"{address_}: no setpriv: matches may outlive a killed worker")

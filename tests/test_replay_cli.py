@@ -109,7 +109,7 @@ def test_html_is_written(tmp_path: Path) -> None:
     page = tmp_path / "r.html"
     result = runner.invoke(app, ["replay", str(STRIKES), "--html", str(page), "--seat", "0"])
     assert result.exit_code == 0, result.output
-    assert "seat 0's view" in result.output
+    assert "seat 0's view" in " ".join(result.output.split())  # rich wraps long paths anywhere
     assert page.read_text().startswith("<!doctype html>")
 
 

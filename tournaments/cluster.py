@@ -4,10 +4,12 @@ The coordinator (``gin league run NAME --executor dask --scheduler tcp://HOST:PO
 store and the live display, exactly as with local workers; only where a match is played changes.
 Each match is one Dask task, ``play_on_worker``, which carries the two bots' code by value (a
 deterministic tar, made once per bot) and their registry hashes. On the worker the code is
-unpacked into a cache keyed by that hash, and used only if the unpacked folder hashes the same.
-The match then runs exactly as with the local runner: ``python -m tournaments.worker`` in a
-process of its own, with the sandbox. The task sends the match's outcome and its log back, and
-the coordinator writes both into its own store and log folder.
+unpacked into a cache keyed by that hash, and enters it only if the unpacked folder hashes the
+same; the match process hashes it again before it plays. The match runs exactly as with the
+local runner: ``python -m tournaments.worker`` in a process of its own, with the sandbox. The
+task sends the match's outcome and its log back, and the coordinator writes both into its own
+store and log folder. Before a league the coordinator checks every worker: the same arena code
+as its own, and which sandbox layers work there.
 
 What can go wrong, and what happens:
 
@@ -17,11 +19,18 @@ What can go wrong, and what happens:
 * A worker was SIGKILLed and could not clean up. Each match folder and each jail holds an owner
   lock; ``sweep_worker_leftovers`` takes whatever has no live owner, and runs when a worker
   starts (a worker plugin that the coordinator registers, or ``dask worker --preload
-  tournaments.cluster``).
+  tournaments.cluster``) and after a match process that died hard.
 * Ctrl-C on the coordinator. Dask cannot interrupt a running task, so the tasks poll a
   ``distributed.Event`` of the run: the coordinator sets it, each task stops its match (the
   seats close, the bots are torn down) and returns; then the coordinator cancels what is left,
   and the matches it had marked running go back to pending.
+* The coordinator is killed outright: the scheduler drops its tasks, and each running task,
+  seeing itself no longer wanted, stops its match the same way.
+* The scheduler is lost: the league stops at once with a ``ClusterError`` saying so; it resumes
+  like any other.
+
+Trust: whoever can reach the scheduler runs code on the workers, and the coordinator unpickles
+what workers return; see the README for TLS.
 """
 
 from __future__ import annotations

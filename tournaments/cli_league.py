@@ -186,10 +186,15 @@ def league_run(
     if executor_kind is ExecutorKind.LOCAL:
         open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
     executor = _executor(executor_kind, scheduler, jobs, strict)
-    workers = executor.slots if executor else jobs or config.jobs
-    view = LeagueView(workers)
+    view = LeagueView()
     runner = LeagueRunner(
-        arena, store, config, workers, strict=strict, listener=view.update, executor=executor
+        arena,
+        store,
+        config,
+        jobs or config.jobs,
+        strict=strict,
+        listener=view.update,
+        executor=executor,
     )
     again = f" --executor dask --scheduler {scheduler}" if executor else ""
     try:
@@ -226,7 +231,7 @@ def league_demo(
         f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
         f"{jobs} at once; sandbox layers: {layers}"
     )
-    view = LeagueView(jobs)
+    view = LeagueView()
     runner = LeagueRunner(arena, store, config, jobs, listener=view.update)
     with Live(view, console=console, refresh_per_second=4):
         trio.run(runner.run)

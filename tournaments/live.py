@@ -91,8 +91,7 @@ class MatchView:
 class LeagueView:
     """The live display of ``gin league run``: progress, ETA, running matches, faults."""
 
-    def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
+    def __init__(self) -> None:
         self.progress: Progress | None = None
 
     def update(self, progress: Progress) -> None:
@@ -105,7 +104,7 @@ class LeagueView:
             return Text("starting...")
         finished = progress.done + progress.failed
         bar = ProgressBar(total=max(progress.total, 1), completed=finished, width=40)
-        eta = progress.eta_s(self.jobs)
+        eta = progress.eta_s()
         eta_text = "?" if eta is None else f"{int(eta // 60)}m{int(eta % 60):02d}s"
         head = Text(
             f"{progress.league}: {progress.done}/{progress.total} done, "

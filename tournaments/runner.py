@@ -46,14 +46,16 @@ class Progress:
     running: dict[str, float] = field(default_factory=dict)
     faults: deque[str] = field(default_factory=lambda: deque(maxlen=6))
     durations: deque[float] = field(default_factory=lambda: deque(maxlen=50))
+    slots: int = 1
+    """Matches at once (a cluster's capacity changes as workers come and go)."""
 
-    def eta_s(self, jobs: int) -> float | None:
+    def eta_s(self) -> float | None:
         """Seconds left, from the recent matches' durations."""
         if not self.durations:
             return None
         left = self.total - self.done - self.failed
         mean = sum(self.durations) / len(self.durations)
-        return left * mean / max(1, min(jobs, max(left, 1)))
+        return left * mean / max(1, min(self.slots, max(left, 1)))
 
 
 Listener = Callable[[Progress], None]
@@ -77,11 +79,12 @@ class LeagueRunner:
         self.store = store
         self.config = config
         self.executor: Executor = executor or LocalExecutor(jobs)
-        self.jobs = self.executor.slots
         self.strict = strict
         self.listener = listener or (lambda _progress: None)
         counts = store.counts(config.name)
-        self.progress = Progress(config.name, sum(counts.values()), counts.get("done", 0))
+        self.progress = Progress(
+            config.name, sum(counts.values()), counts.get("done", 0), slots=self.executor.slots
+        )
 
     async def run(self) -> Progress:
         """Play every pending match; returns the final progress.
@@ -95,7 +98,7 @@ class LeagueRunner:
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
         pending = self.store.matches(self.config.name, "pending")
-        limiter = trio.CapacityLimiter(self.jobs)
+        limiter = trio.CapacityLimiter(self.progress.slots)
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._follow_capacity, limiter)
@@ -124,8 +127,7 @@ class LeagueRunner:
             await trio.sleep(CAPACITY_POLL_S)
             slots = await self.executor.capacity()
             if slots != limiter.total_tokens:
-                limiter.total_tokens = slots
-                self.jobs = slots
+                limiter.total_tokens = self.progress.slots = slots
 
     async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter) -> None:
         async with limiter:

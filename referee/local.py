@@ -5,7 +5,7 @@ league runner share.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +21,21 @@ Watcher = Callable[[str, dict[str, Any]], None]
 SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
 
 
+def bot_files(folder: Path) -> Iterator[Path]:
+    """Everything in a bot folder that belongs to its code, in sorted order (caches and version
+    control left out): what its hash covers, and what travels to a cluster's workers."""
+    for path in sorted(folder.rglob("*")):
+        if not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts):
+            yield path
+
+
 def code_hash(folder: Path) -> str:
     """SHA-256 over a bot folder's files (relative path and content, in sorted order).
 
     Symlinks count by their target text, so the hash says exactly what the folder holds.
     """
     digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        if any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts):
-            continue
+    for path in bot_files(folder):
         relative = path.relative_to(folder).as_posix().encode()
         if path.is_symlink():
             digest.update(b"L" + relative + b"\0" + str(path.readlink()).encode() + b"\0")

@@ -25,40 +25,16 @@ from typing import Any
 from distributed import Client
 
 from referee.sandbox import default_jail_root
+from referee.sandbox._procs import is_alive, table
 from tournaments.cluster import local_cluster, loopback_up, match_slug, swept
 
 WAIT_S = 60.0
 
 
-def children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie is not: an orphan may be reparented to a subreaper that never reaps,
-    such as a test process that made a sandbox)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def match_processes(worker_pid: int) -> dict[int, str]:
     """The worker's match processes (``tournaments.worker``) and the folders they play in."""
     found = {}
-    for child in children(worker_pid):
-        if not alive(child):
-            continue
+    for child in (p.pid for p in table() if p.ppid == worker_pid and p.alive):
         with contextlib.suppress(OSError):
             if b"tournaments.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
                 found[child] = os.readlink(f"/proc/{child}/fd/0")
@@ -95,7 +71,9 @@ def kill_a_playing_worker(client: Client) -> dict[str, Any]:
     os.kill(victim["pid"], signal.SIGKILL)
     victim["folder_at_kill"] = folder.is_dir()  # still there: the kill came mid-match
     match_pids = list(victim["matches"])
-    wait_until(lambda: not any(alive(pid) for pid in match_pids), 30)
+    # A zombie counts as gone: an orphan may be reparented to a subreaper that never reaps it,
+    # such as a test process that made a sandbox.
+    wait_until(lambda: not any(is_alive(pid) for pid in match_pids), 30)
     victim["match_folder"] = Path(next(iter(victim["matches"].values()))).parent.name
     victim["matches"] = {str(k): v for k, v in victim["matches"].items()}
     return victim

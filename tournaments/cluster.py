@@ -35,7 +35,6 @@ what workers return; see the README for TLS.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import fcntl
 import functools
@@ -69,10 +68,18 @@ from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
 import protocol
 import referee
 import tournaments
-from referee.local import SKIPPED_DIRS, code_hash
-from referee.sandbox import SandboxUnavailable, SweepReport, detect_layers, sweep_jails
-from referee.sandbox._sweep import hold_owner_lock, remove_tree
-from referee.sandbox._users import private_dir
+from referee.local import bot_files, code_hash
+from referee.sandbox import (
+    SandboxUnavailable,
+    SweepReport,
+    detect_layers,
+    hold_owner_lock,
+    on_spawner_thread,
+    private_dir,
+    remove_tree,
+    safe_name,
+    sweep_jails,
+)
 from tournaments.runner import ExecutorError, outcome_of
 
 STOP_POLL_S: Final = 0.5
@@ -123,12 +130,10 @@ def pack_bot(folder: Path) -> bytes:
     covers, in sorted order)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
-        for path in sorted(folder.rglob("*")):
-            relative = path.relative_to(folder)
-            if any(part in SKIPPED_DIRS for part in relative.parts):
-                continue
+        for path in bot_files(folder):
             if path.is_symlink() or path.is_dir() or path.is_file():
-                tar.add(path, arcname=relative.as_posix(), recursive=False, filter=_reset)
+                arcname = path.relative_to(folder).as_posix()
+                tar.add(path, arcname=arcname, recursive=False, filter=_reset)
     return buffer.getvalue()
 
 
@@ -185,10 +190,6 @@ def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
 
 # --- the worker's side ---------------------------------------------------------------------------
 
-# PR_SET_PDEATHSIG follows the thread that forked: every match process is started from this one
-# long-lived thread, so it gets its signal when the worker process dies, not when a thread of
-# Dask's pool retires.
-_SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gin-match-spawner")
 _SWEPT: dict[str, list[str]] = {}
 """Folder names this worker process's sweeps removed, by kind."""
 _SWEPT_LOCK: Final = threading.Lock()
@@ -223,7 +224,7 @@ def dask_setup(worker: Worker) -> None:  # noqa: ARG001 - the preload hook's sig
 
 def match_slug(match_id: str) -> str:
     """The match id as the start of a folder name."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", match_id)[:80]
+    return safe_name(match_id, 80)
 
 
 def _match_argv() -> list[str]:
@@ -320,7 +321,9 @@ def play_on_worker(
         local["parent"] = os.getpid()
         local["hashes"] = hashes  # the match process hashes the cached code again, and refuses
         (folder / "job.json").write_text(json.dumps(local))
-        process = _SPAWNER.submit(_start, folder).result()
+        # The sandbox's spawner thread: the parent-death signal comes when this worker process
+        # dies, not when a thread of Dask's pool retires.
+        process = on_spawner_thread(_start, folder)
         stopped = _finish(process, stop_event)
         ended = time.monotonic()
         if process.returncode and not stopped:
@@ -429,6 +432,7 @@ class DaskExecutor:
         self.stop_event = f"gin-stop-{self.token}"
         self.timings: list[MatchTimings] = []
         self._bots: dict[str, _Bot] = {}
+        self._loading = trio.Lock()  # matches starting together load a bot once, not each
         self._futures: set[Future[Any]] = set()
         self._submitted = 0
         self.slots = self._capacity()
@@ -470,11 +474,12 @@ class DaskExecutor:
         return self.slots
 
     async def _bot(self, folder: Path, digest: str) -> _Bot:
-        bot = self._bots.get(digest)
-        if bot is None:
-            bot = await trio.to_thread.run_sync(_load_bot, folder, digest)
-            self._bots[digest] = bot
-        return bot
+        async with self._loading:
+            bot = self._bots.get(digest)
+            if bot is None:
+                bot = await trio.to_thread.run_sync(_load_bot, folder, digest)
+                self._bots[digest] = bot
+            return bot
 
     async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
         """Send the match to the cluster, wait for it, write its log; its outcome."""

@@ -28,11 +28,19 @@ from referee.sandbox._base import (
     SandboxLimits,
     SandboxUnavailable,
     TeardownReport,
+    safe_name,
 )
 from referee.sandbox._detect import describe_layers, detect_layers
-from referee.sandbox._jail import BotJail, Sandbox, default_jail_root, sweep_jails
+from referee.sandbox._jail import (
+    BotJail,
+    Sandbox,
+    default_jail_root,
+    on_spawner_thread,
+    sweep_jails,
+)
 from referee.sandbox._libc import harden_referee_process, hardening_state
-from referee.sandbox._sweep import SweepReport
+from referee.sandbox._sweep import SweepReport, hold_owner_lock, remove_tree
+from referee.sandbox._users import private_dir
 
 __all__ = [
     "REQUIRED_LAYERS",
@@ -49,5 +57,10 @@ __all__ = [
     "detect_layers",
     "harden_referee_process",
     "hardening_state",
+    "hold_owner_lock",
+    "on_spawner_thread",
+    "private_dir",
+    "remove_tree",
+    "safe_name",
     "sweep_jails",
 ]

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 from typing import Final
 
 MIB: Final = 1 << 20
+
+
+def safe_name(text: str, limit: int) -> str:
+    """``text`` as a file or cgroup name: letters, digits and ``_.-`` only, at most ``limit``
+    characters (jails, their cgroups and match folders are named after their labels)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:limit]
 
 
 @dataclass(frozen=True, slots=True)

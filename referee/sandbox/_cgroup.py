@@ -12,7 +12,6 @@ import contextlib
 import errno
 import functools
 import os
-import re
 import secrets
 import signal
 import time
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from referee.sandbox._base import MIB, SandboxLimits
+from referee.sandbox._base import MIB, SandboxLimits, safe_name
 
 KILL_TIMEOUT_S: Final = 3.0
 REMOVE_TIMEOUT_S: Final = 3.0
@@ -126,8 +125,7 @@ def find_plan() -> CgroupPlan | str:
 
 def group_name(label: str) -> str:
     """A unique, filesystem-safe cgroup name for a jail."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:60]
-    return f"gin-{safe}-{secrets.token_hex(4)}"
+    return f"gin-{safe_name(label, 60)}-{secrets.token_hex(4)}"
 
 
 class BotCgroup:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -26,9 +25,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from referee.sandbox import _seccomp
 from referee.sandbox._base import (
@@ -39,6 +38,7 @@ from referee.sandbox._base import (
     SandboxLimits,
     SandboxUnavailable,
     TeardownReport,
+    safe_name,
 )
 from referee.sandbox._cgroup import BotCgroup, find_plan, group_name
 from referee.sandbox._detect import SECCOMP_EXEC, detect_layers
@@ -79,10 +79,18 @@ DEGRADED_ADDRESS_SPACE_FACTOR: Final = 4
 # PR_SET_PDEATHSIG fires when the *thread* that forked the bot exits, so every bot is started
 # from this one long-lived thread, never from a short-lived worker (trio's thread cache, say).
 _SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="gin-spawner")
+T = TypeVar("T")
+
+
+def on_spawner_thread(start: Callable[..., T], *args: Any) -> T:
+    """``start(*args)`` on the one long-lived thread every process of ours with a parent-death
+    signal is started from, so that the signal comes when this process dies, not when some
+    short-lived thread retires."""
+    return _SPAWNER.submit(start, *args).result()
 
 
 def _label_slug(label: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:60] or "bot"
+    return safe_name(label, 60) or "bot"
 
 
 def _mode_for(source: Path, executable: int, plain: int) -> int:
@@ -327,7 +335,7 @@ class BotJail:
             try:
                 chain = self._chain(program, fds)
                 cwd = "/" if self.bwrap else str(self.code_dir)
-                popen = _SPAWNER.submit(_start, chain, env, cwd, fds).result()
+                popen = on_spawner_thread(_start, chain, env, cwd, fds)
                 started(popen.pid)
             finally:
                 for fd in fds:

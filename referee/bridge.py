@@ -3,9 +3,10 @@
 grpcio has no trio support. Each seat gets its own gRPC server on a Unix socket; the servicer's
 ``Play`` runs in a gRPC thread. Messages from the bot are appended to a deque and signalled on an
 eventfd that the trio side waits on with ``wait_readable`` (never blocks the gRPC thread);
-messages to the bot go through a thread-safe queue that the servicer's response generator
-drains. So the match never blocks on gRPC, and the only cost per message is one hand-off in each
-direction.
+messages to the bot go, serialized in the trio thread, through a thread-safe queue that the
+servicer's response generator drains (the referee writes decision requests straight as wire
+bytes: see ``protocol.convert.RequestEncoder``). So the match never blocks on gRPC, and the only
+cost per message is one hand-off in each direction.
 
 The eventfd, not ``TrioToken.run_sync_soon``, because it wakes the waiting task straight from
 trio's I/O poll: run_sync_soon goes through trio's wakeup socket and its entry-queue task, which
@@ -25,13 +26,12 @@ from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import grpc
 import trio
 
 from protocol import hollywood_gin_pb2 as pb
-from protocol import hollywood_gin_pb2_grpc as pb_grpc
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024
 """Largest message a bot may send; a bigger one is a protocol violation (a strike)."""
@@ -40,6 +40,7 @@ TRANSPORT_LIMIT_BYTES: Final = 1024 * 1024
 ARRIVALS_CAP: Final = 1024
 """Arrivals waiting for the match at most; a flooding bot loses the rest."""
 _POLL_S: Final = 0.25
+SERVICE: Final = pb.DESCRIPTOR.services_by_name["Referee"].full_name
 
 
 class Arrival(enum.Enum):
@@ -71,7 +72,9 @@ class Incoming:
 _STOP: Final = object()
 
 
-class _Servicer(pb_grpc.RefereeServicer):
+class _Servicer:
+    """The Referee service's one method, ``Play``, for one seat."""
+
     def __init__(self, deliver: Callable[[Incoming], None], outbox: queue.SimpleQueue[object]):
         self.deliver = deliver
         self.outbox = outbox
@@ -80,7 +83,7 @@ class _Servicer(pb_grpc.RefereeServicer):
 
     def Play(  # noqa: N802 - the gRPC method name
         self, request_iterator: Iterator[pb.BotMessage], context: grpc.ServicerContext
-    ) -> Iterator[pb.RefereeMessage]:
+    ) -> Iterator[bytes]:
         with self.lock:
             first, self.connected = not self.connected, True
         if not first:
@@ -95,7 +98,7 @@ class _Servicer(pb_grpc.RefereeServicer):
                 continue
             if item is _STOP:
                 return
-            assert isinstance(item, pb.RefereeMessage)
+            assert isinstance(item, bytes)
             yield item
 
     def _read(self, request_iterator: Iterator[pb.BotMessage]) -> None:
@@ -110,6 +113,19 @@ class _Servicer(pb_grpc.RefereeServicer):
             self.deliver(Incoming(Arrival.BROKEN, time.monotonic(), detail=_describe(error)))
         else:
             self.deliver(Incoming(Arrival.CLOSED, time.monotonic()))
+
+
+def _add_servicer(servicer: _Servicer, server: grpc.Server) -> None:
+    """``add_RefereeServicer_to_server``, except that responses go out as the bytes queued."""
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=pb.BotMessage.FromString,
+            response_serializer=None,
+        )
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_registered_method_handlers(SERVICE, handlers)
 
 
 def _describe(error: Exception) -> str:
@@ -146,7 +162,7 @@ class SeatChannel:
             ],
             maximum_concurrent_rpcs=2,
         )
-        pb_grpc.add_RefereeServicer_to_server(_Servicer(self.deliver, self.outbox), self._server)
+        _add_servicer(_Servicer(self.deliver, self.outbox), self._server)
         self._stopped = False
         self._ended = False
 
@@ -184,10 +200,10 @@ class SeatChannel:
                 os.eventfd_read(self._wakeup)  # reset; the deque says what arrived
         return self._arrivals.popleft()
 
-    def send(self, message: pb.RefereeMessage) -> None:
-        """Queue a message to the bot (never blocks)."""
+    def send(self, message: pb.RefereeMessage | bytes) -> None:
+        """Queue a message, or a serialized one, to the bot (never blocks)."""
         if not self._ended:
-            self.outbox.put(message)
+            self.outbox.put(message if isinstance(message, bytes) else message.SerializeToString())
 
     def end_stream(self) -> None:
         """Close the referee's side of the stream after what is queued (idempotent)."""

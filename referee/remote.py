@@ -23,15 +23,12 @@ import trio
 
 from protocol import hollywood_gin_pb2 as pb
 from protocol.convert import (
-    DECISION_KINDS,
     PROTOCOL_VERSION,
-    ObservationEncoder,
+    RequestEncoder,
     action_from_pb,
     cards_to_pb,
     hand_ended_to_pb,
-    legal_actions_bytes,
     params_to_pb,
-    public_event_into,
     public_event_to_pb,
     score_to_pb,
 )
@@ -132,7 +129,7 @@ class RemoteSeat:
         self.stdout: OutputDrain | None = None
         self.stderr: OutputDrain | None = None
         self.stale: set[int] = set()
-        self.encoder = ObservationEncoder()
+        self.encoder = RequestEncoder()
         self.seat = -1
         self.events_in_requests = False
         """Whether the bot's hello asked for opponent actions inside its requests."""
@@ -262,23 +259,16 @@ class RemoteSeat:
             await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
             raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
 
-    def _request(self, decision: Decision) -> pb.RefereeMessage:
-        # Built in place, the legal actions merged from cached bytes: nested constructors would
-        # copy the observation and every action once more.
-        message = pb.RefereeMessage()
-        request = message.request
-        request.request_id = decision.request_id
-        request.kind = DECISION_KINDS[decision.view.phase]
-        self.encoder.encode_into(decision.view, request.observation)
-        request.MergeFromString(legal_actions_bytes(decision.legal))
-        request.time_left_ms = int(decision.time_left_ms)
-        request.time_bank_left_ms = int(decision.bank_left_ms)
-        if self.held:
-            events = request.events
-            for event in self.held:
-                public_event_into(event, events.add().opponent_action)
-            self.held.clear()
-        return message
+    def _request(self, decision: Decision) -> bytes:
+        held, self.held = self.held, []
+        return self.encoder.encode(
+            decision.request_id,
+            decision.view,
+            decision.legal,
+            time_left_ms=int(decision.time_left_ms),
+            bank_left_ms=int(decision.bank_left_ms),
+            events=held,
+        )
 
     async def _wait_exit(self, seconds: float) -> None:
         process = self.process
@@ -386,7 +376,7 @@ class RemoteSeat:
         assert self.channel is not None
         return await self.channel.receive()
 
-    def _send(self, message: pb.RefereeMessage) -> None:
+    def _send(self, message: pb.RefereeMessage | bytes) -> None:
         if self.channel is not None:
             self.channel.send(message)
 

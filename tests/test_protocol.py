@@ -11,7 +11,7 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol.codegen import GENERATED, generate
 from protocol.convert import (
     DECISION_KINDS,
-    ObservationEncoder,
+    RequestEncoder,
     action_from_pb,
     action_to_pb,
     cards_from_pb,
@@ -22,9 +22,11 @@ from protocol.convert import (
     observation_to_pb,
     params_from_pb,
     params_to_pb,
+    public_event_to_pb,
 )
 from referee.rules import (
     Knock,
+    PublicEvent,
     RandomPolicy,
     RuleParams,
     Scoring,
@@ -32,6 +34,7 @@ from referee.rules import (
     observation,
     parse_cards,
 )
+from referee.rules.hand import public_view
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -159,18 +162,43 @@ def test_bad_card_lists_name_the_field() -> None:
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.integers(0, 10_000))
-def test_observation_encoder_equals_the_plain_conversion(seed: int) -> None:
+@given(st.integers(0, 10_000), st.integers(0, 3), st.integers(0, 2))
+def test_request_encoder_writes_what_protobuf_would(seed: int, held: int, clock: int) -> None:
+    """The hand-written wire bytes equal the serialized plain message, byte for byte, over whole
+    series: every phase, knocks, new hands, held opponent actions, large and zero numbers."""
     series = SeriesState(seed)
     policy = RandomPolicy(seed)
-    encoders = (ObservationEncoder(), ObservationEncoder())
-    for _ in range(600):
+    encoders = (RequestEncoder(), RequestEncoder())
+    events: list[PublicEvent] = []
+    for request_id in range(1, 700):
         if series.result is not None:
             break
         seat = series.to_move
         view = observation(series, seat)
-        assert encoders[seat].encode(view) == observation_to_pb(view)
-        series.apply(policy(view, series.legal_actions()))
+        legal = series.legal_actions()
+        time_left, bank_left = (0, 0) if clock == 0 else (request_id * 997, request_id**3)
+        carried = events[-held:] if held else []
+        plain = pb.RefereeMessage(
+            request=pb.DecisionRequest(
+                request_id=request_id if clock < 2 else 2**40 + request_id,
+                kind=DECISION_KINDS[view.phase],
+                observation=observation_to_pb(view),
+                legal_actions=[action_to_pb(action) for action in legal],
+                time_left_ms=time_left,
+                time_bank_left_ms=bank_left,
+                events=[pb.Event(opponent_action=public_event_to_pb(event)) for event in carried],
+            )
+        )
+        wire = encoders[seat].encode(
+            plain.request.request_id,
+            view,
+            legal,
+            time_left_ms=time_left,
+            bank_left_ms=bank_left,
+            events=carried,
+        )
+        assert wire == plain.SerializeToString()
+        events.append(public_view(series.apply(policy(view, legal)), 1 - seat))
 
 
 @settings(max_examples=10, deadline=None)

@@ -77,6 +77,16 @@ class _Answer:
     """``bot``; ``referee`` (a safe action after a fault); ``forced`` (the only legal one)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Asking:
+    """The decision in progress: whose, which request, when it started, its limit."""
+
+    seat: int
+    request_id: int
+    started: float
+    limit_ms: float
+
+
 @dataclass(slots=True)
 class SeatStats:
     """Per-seat counters of one match."""
@@ -171,6 +181,9 @@ class Match:
         self.announced = -1
         self.startup_faults: list[Fault] = []
         """Faults of the start, recorded once the header is written."""
+        self._clock = trio.CancelScope()
+        """Times the decisions of the current stretch of turns (see :meth:`_play`)."""
+        self._asking: _Asking | None = None
 
     async def run(self) -> MatchResult:
         """Connect, play the series to its end (or a forfeit), close both seats."""
@@ -181,8 +194,7 @@ class Match:
                 self._record(fault)
             if not self.forfeited:
                 await self._welcome_all()
-                while self.series.result is None and not self.forfeited:
-                    await self._turn()
+                await self._play()
             result = self._result()
             self._finish(result)
             return result
@@ -251,6 +263,26 @@ class Match:
 
     # --- play ----------------------------------------------------------------------------------
 
+    async def _play(self) -> None:
+        """Turns until the series ends or a seat forfeits.
+
+        One cancel scope times every decision of a stretch of turns: each request moves its
+        deadline (a fresh ``fail_after`` per decision cost about 20 µs on the path a bot's answer
+        waits for). A decision is the only await in a stretch, so the deadline set for it is the
+        only one that can fire. When a bot runs out of time the scope ends the stretch; the
+        timed-out turn is finished outside it and a new stretch begins. A scope whose deadline
+        passed just as an answer came in is spent too: its stretch ends and the answer counts.
+        """
+        while self.series.result is None and not self.forfeited:
+            with trio.CancelScope() as clock:
+                self._clock = clock
+                while self.series.result is None and not self.forfeited:
+                    if clock.cancel_called:
+                        break
+                    await self._turn()
+            if clock.cancelled_caught:
+                self._timed_out()
+
     async def _turn(self) -> None:
         series = self.series
         if series.hand_number != self.announced:
@@ -258,12 +290,15 @@ class Match:
         seat = series.to_move
         legal = series.legal_actions()
         if len(legal) == 1:
-            answer = _Answer(0, legal[0], 0.0, "forced")
-        else:
-            asked = await self._ask(seat, legal)
-            if asked is None:
-                return
-            answer = asked
+            self._apply(seat, _Answer(0, legal[0], 0.0, "forced"))
+            return
+        answer = await self._ask(seat, legal)
+        if answer is not None:
+            self._apply(seat, answer)
+
+    def _apply(self, seat: int, answer: _Answer) -> None:
+        """Play an answer for ``seat``, tell the opponent, and close the hand if it ended."""
+        series = self.series
         hands_before = len(series.finished)
         event = series.apply(answer.action)
         self.log.write(
@@ -332,7 +367,7 @@ class Match:
             )
 
     async def _ask(self, seat: int, legal: list[Action]) -> _Answer | None:
-        """Ask ``seat`` for an action; on a fault, strike and substitute, or forfeit."""
+        """Ask ``seat`` for an action within its time; see :meth:`_settle` for what follows."""
         self.request_id += 1
         request_id = self.request_id
         control = self.config.time_control
@@ -354,17 +389,35 @@ class Match:
             legal=len(legal),
             limit_ms=round(limit_ms, 3),
         )
-        started = trio.current_time()
+        asking = _Asking(seat, request_id, trio.current_time(), limit_ms)
+        self._asking = asking
+        self._clock.deadline = asking.started + limit_ms / 1000
         fault: BotFault | None = None
         action: Action | None = None
         try:
-            with trio.fail_after(limit_ms / 1000):
-                action = await self.seats[seat].decide(decision)
-        except trio.TooSlowError:
-            fault = BotTimeout(f"no answer within {limit_ms:.0f} ms")
+            action = await self.seats[seat].decide(decision)
         except BotFault as error:
             fault = error
-        elapsed_ms = (trio.current_time() - started) * 1000
+        self._asking = None
+        return self._settle(asking, action, fault)
+
+    def _timed_out(self) -> None:
+        """Finish the turn whose decision the clock cut short (see :meth:`_play`)."""
+        asking = self._asking
+        assert asking is not None, "the match clock fires only during a decision"
+        self._asking = None
+        fault = BotTimeout(f"no answer within {asking.limit_ms:.0f} ms")
+        answer = self._settle(asking, None, fault)
+        if answer is not None:
+            self._apply(asking.seat, answer)
+
+    def _settle(
+        self, asking: _Asking, action: Action | None, fault: BotFault | None
+    ) -> _Answer | None:
+        """The answer to play for a finished decision; on a fault, strike and substitute, or
+        forfeit (``None``)."""
+        seat, request_id = asking.seat, asking.request_id
+        elapsed_ms = (trio.current_time() - asking.started) * 1000
         self._charge(seat, elapsed_ms)
         if fault is None and action is not None:
             fault = self._check(action)

@@ -128,6 +128,78 @@ def test_answers_within_the_move_time_never_touch_the_bank() -> None:
     assert result.end == "complete"
 
 
+class EveryFifthHangs(InProcessSeat):
+    """Answers at once, except that every fifth decision it asks for never comes."""
+
+    def __init__(self) -> None:
+        super().__init__(greedy_policy, "hangs")
+        self.asked = 0
+
+    async def decide(self, decision: Decision) -> Action:
+        self.asked += 1
+        if self.asked % 5 == 0:
+            await trio.sleep_forever()
+        return greedy_policy(decision.view, decision.legal)
+
+
+def test_play_goes_on_after_each_timeout(tmp_path: Path) -> None:
+    control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=0)
+    config = MatchConfig(
+        "m8", seed=3, time_control=control, fault_policy=FaultPolicy(strikes=10**6)
+    )
+    seat = EveryFifthHangs()
+    with MatchLog(tmp_path / "m8.jsonl") as log:
+        result = run((seat, InProcessSeat(greedy_policy)), config, log)
+    assert result.end == "complete"
+    assert seat.asked >= 20
+    assert len(result.faults) == seat.asked // 5
+    assert all(fault.kind is FaultKind.TIMEOUT for fault in result.faults)
+    assert all(fault.elapsed_ms == pytest.approx(110, abs=1) for fault in result.faults)
+    actions = [
+        record
+        for record in read_records(tmp_path / "m8.jsonl")
+        if record["type"] == "action" and record["seat"] == 0 and record["by"] != "forced"
+    ]
+    # The fifth, tenth, ... decisions were played by the referee, every other one by the bot.
+    assert [record["by"] for record in actions] == [
+        "referee" if number % 5 == 0 else "bot" for number in range(1, len(actions) + 1)
+    ]
+    assert [record["request"] for record in actions] == sorted(
+        record["request"] for record in actions
+    )
+
+
+class AnswersAsTimeRunsOut(InProcessSeat):
+    """Its first answer comes after the limit, from a shielded think: the clock has run out, but
+    the answer is there before the match could stop waiting for it. Then it answers at once
+    (after a checkpoint, where a spent clock would cancel it)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(greedy_policy, "borderline")
+        self.seconds = seconds
+        self.asked = 0
+
+    async def decide(self, decision: Decision) -> Action:
+        self.asked += 1
+        if self.asked == 1:
+            with trio.CancelScope(shield=True):
+                await trio.sleep(self.seconds)
+        else:
+            await trio.lowlevel.checkpoint()
+        return greedy_policy(decision.view, decision.legal)
+
+
+def test_an_answer_that_beats_the_cancellation_counts_and_the_clock_starts_afresh() -> None:
+    control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=0)
+    config = MatchConfig("m9", seed=3, time_control=control)
+    seat = AnswersAsTimeRunsOut(0.2)
+    result = run((seat, InProcessSeat(greedy_policy)), config)
+    assert seat.asked > 10
+    assert result.faults == ()
+    assert result.end == "complete"
+    assert result.stats[0]["max_ms"] == pytest.approx(200, abs=1)
+
+
 class FaultySeat(InProcessSeat):
     def __init__(self, error: Exception) -> None:
         super().__init__(greedy_policy, "faulty")

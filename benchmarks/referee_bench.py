@@ -136,8 +136,11 @@ class _BareReferee(pb_grpc.RefereeServicer):
         context: grpc.ServicerContext,  # noqa: ARG002
     ) -> Iterator[pb.RefereeMessage]:
         def read() -> None:
-            for message in request_iterator:
-                self.inbox.put(message)
+            try:
+                for message in request_iterator:
+                    self.inbox.put(message)
+            except grpc.RpcError:
+                pass  # the server stopped at the end of a run
             self.inbox.put(None)
 
         threading.Thread(target=read, daemon=True).start()

@@ -324,11 +324,15 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-_SMALL_VARINTS: Final = tuple(_varint(value) for value in range(4096))
+_ONE_BYTE: Final = tuple(bytes((value,)) for value in range(128))
 
 
 def _uint(value: int) -> bytes:
-    return _SMALL_VARINTS[value] if value < 4096 else _varint(value)
+    if value < 128:
+        return _ONE_BYTE[value]
+    if value < 16384:
+        return bytes((value & 0x7F | 0x80, value >> 7))
+    return _varint(value)
 
 
 def _tag(field: int, wire_type: int) -> bytes:
@@ -384,6 +388,14 @@ def _public_event_bytes(event: PublicEvent) -> bytes:
     return data
 
 
+@functools.lru_cache(maxsize=64)
+def _score_entry(
+    totals: tuple[tuple[int, ...], tuple[int, ...]], game_winners: tuple[int | None, ...]
+) -> bytes:
+    """The observation's score sheet field (it changes once a hand)."""
+    return _length_delimited(b"\x6a", _score_bytes(totals, game_winners))
+
+
 class RequestEncoder:
     """A seat's DecisionRequests as serialized ``RefereeMessage`` bytes, across a series.
 
@@ -396,6 +408,7 @@ class RequestEncoder:
         self._count = 0
         self._last: PublicEvent | None = None
         self._history = bytearray()
+        self._opening = b""
 
     def encode(
         self,
@@ -435,15 +448,21 @@ class RequestEncoder:
         if fresh:
             self._hand, self._count, self._last = view.hand_number, 0, None
             self._history.clear()
+            # Seat, hand number and dealer stay the same for the whole hand.
+            self._opening = b"".join(
+                [
+                    b"\x08" + _uint(view.seat) if view.seat else b"",
+                    b"\x10" + _uint(view.hand_number) if view.hand_number else b"",
+                    b"\x18" + _uint(view.dealer) if view.dealer else b"",
+                ]
+            )
         if len(history) > self._count:
             for event in history[self._count :]:
                 self._history += _length_delimited(b"\x62", _public_event_bytes(event))
             self._count = len(history)
             self._last = history[-1]
         parts: list[bytes | bytearray] = [
-            b"\x08" + _uint(view.seat) if view.seat else b"",
-            b"\x10" + _uint(view.hand_number) if view.hand_number else b"",
-            b"\x18" + _uint(view.dealer) if view.dealer else b"",
+            self._opening,
             _OBSERVATION_HAND(view.hand.mask),
             b"".join([_OBSERVATION_PILE[card] for card in view.discard_pile]),
             b"\x30" + _uint(view.stock_count) if view.stock_count else b"",
@@ -453,8 +472,7 @@ class RequestEncoder:
             b"" if view.taken_this_turn is None else _OBSERVATION_TAKEN[view.taken_this_turn],
             b"\x58" + _uint(view.turns) if view.turns else b"",
             self._history,
-            # The score sheet changes once a hand: its bytes are cached.
-            _length_delimited(b"\x6a", _score_bytes(view.totals, view.game_winners)),
+            _score_entry(view.totals, view.game_winners),
         ]
         return b"".join(parts)
 

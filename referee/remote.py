@@ -245,7 +245,7 @@ class RemoteSeat:
             BotProtocolError: a wrong request id, a malformed or unexpected message.
         """
         request_id = decision.request_id
-        self._send(self._request(decision))
+        self._send(self._request(decision), hand_over=True)
         try:
             while True:
                 item = await self._next()
@@ -376,9 +376,9 @@ class RemoteSeat:
         assert self.channel is not None
         return await self.channel.receive()
 
-    def _send(self, message: pb.RefereeMessage | bytes) -> None:
+    def _send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> None:
         if self.channel is not None:
-            self.channel.send(message)
+            self.channel.send(message, hand_over=hand_over)
 
     def _goodbye(self, reason: pb.GoodbyeReason.ValueType, detail: str) -> None:
         self._flush()

@@ -60,7 +60,7 @@ class WireSeat(RemoteSeat):
         hello.events_in_requests = self.flag
         return self._check_hello(Incoming(Arrival.MESSAGE, 0.0, pb.BotMessage(hello=hello)))
 
-    def _send(self, message: pb.RefereeMessage | bytes) -> None:
+    def _send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> None:
         if isinstance(message, bytes):
             message = pb.RefereeMessage.FromString(message)
         self.sent.append(message)

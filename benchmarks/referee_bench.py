@@ -14,7 +14,10 @@
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
 4. The referee's memory per running match.
 
-Variants are interleaved over ``--runs`` runs; figures are medians over runs.
+Variants are interleaved over ``--runs`` runs; figures are medians over runs. The full-stack
+series are short (``--hands``, about 3,000 decisions, 2-3 s), so that each sits within seconds of
+the bare figures of its run: on a shared machine the speed of the same code drifts by 20-40% over
+tens of seconds, and "÷ bare, run by run" compares figures taken side by side.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from protocol.manifest import load_manifest  # noqa: E402
 from referee.control import TimeControl  # noqa: E402
 from referee.local import play_folders, remote_seat  # noqa: E402
 from referee.match import MatchConfig, MatchResult  # noqa: E402
-from referee.rules import RandomPolicy, SeriesState, observation  # noqa: E402
+from referee.rules import RandomPolicy, RuleParams, SeriesState, observation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "benchmarks" / "bots" / "echo"
@@ -197,19 +200,26 @@ def play(
     folders: tuple[Path, Path],
     seed: int,
     watcher: Callable[[str, dict[str, Any]], None] | None = None,
+    params: RuleParams | None = None,
 ) -> MatchResult:
     """One series between two bot folders, both sandboxed processes."""
     seats = (
         remote_seat(load_manifest(folders[0]), sandbox.prepare, f"bench-{seed}-0"),
         remote_seat(load_manifest(folders[1]), sandbox.prepare, f"bench-{seed}-1"),
     )
-    config = MatchConfig(f"bench-{seed}", seed, time_control=TimeControl(move_time_ms=5000))
+    config = MatchConfig(
+        f"bench-{seed}",
+        seed,
+        params=params or RuleParams(),
+        time_control=TimeControl(move_time_ms=5000),
+    )
     return trio.run(play_folders, seats, config, None, watcher)
 
 
-def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, float, int, float]:
-    """Referee-measured decision times (µs) over one echo-vs-echo series: mean, median, count,
-    and the referee process's CPU time per decision (µs, all its threads, jail set-up included).
+def full_stack(sandbox: Sandbox, seed: int, hands: int = 500) -> tuple[float, float, int, float]:
+    """Referee-measured decision times (µs) over one echo-vs-echo series of at most ``hands``
+    hands: mean, median, count, and the referee process's CPU time per decision (µs, all its
+    threads, jail set-up included).
     """
     times: list[float] = []
 
@@ -218,7 +228,7 @@ def full_stack(sandbox: Sandbox, seed: int) -> tuple[float, float, int, float]:
             times.append(float(fields["ms"]) * 1000)
 
     cpu = time.process_time()
-    result = play(sandbox, (ECHO, ECHO), seed, watch)
+    result = play(sandbox, (ECHO, ECHO), seed, watch, RuleParams(hand_cap=hands))
     cpu = time.process_time() - cpu
     decisions = sum(int(stats["decisions"]) for stats in result.stats)
     total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
@@ -299,7 +309,13 @@ def interleaved(runs: int, variants: dict[str, Callable[[int], float]]) -> dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=12)
+    parser.add_argument(
+        "--hands",
+        type=int,
+        default=50,
+        help="hand cap of each full-stack series (about 60 decisions a hand)",
+    )
     parser.add_argument("--pings", type=int, default=2000, help="round trips per ping-pong run")
     parser.add_argument("--series", type=int, default=5, help="greedy series per rate run")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
@@ -321,7 +337,7 @@ def main() -> None:
     cpu: list[float] = []
 
     def full_variant(run: int) -> float:
-        mean, middle, count, cpu_us = full_stack(full, 1000 + run)
+        mean, middle, count, cpu_us = full_stack(full, 1000 + run, args.hands)
         decisions.append(count)
         medians.append(middle)
         cpu.append(cpu_us)
@@ -347,7 +363,7 @@ def main() -> None:
         },
     )
     rates = interleaved(
-        max(1, args.runs // 2),
+        max(1, args.runs // 4),
         {
             "greedy vs greedy": lambda run: series_rate(full, args.series, 2000 + run * 100),
         },

@@ -348,6 +348,10 @@ def _card_entries(field: int) -> tuple[bytes, ...]:
     return tuple(_length_delimited(_tag(field, 2), name.encode()) for name in CARD_NAMES)
 
 
+_LANES_KEPT: Final = 1024
+"""Suit lanes kept per suit and field (of 8,192), so a long-lived referee's caches stay small."""
+
+
 class _CardSetField:
     """A card set as entries of a repeated string field, in card order, cached by suit lane."""
 
@@ -362,6 +366,8 @@ class _CardSetField:
             if lane:
                 piece = cache.get(lane)
                 if piece is None:
+                    if len(cache) >= _LANES_KEPT:
+                        cache.clear()
                     first = suit * 13
                     piece = b"".join(
                         self.entries[first + rank] for rank in range(13) if lane >> rank & 1

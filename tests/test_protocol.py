@@ -166,6 +166,17 @@ def test_bad_card_lists_name_the_field() -> None:
 def test_request_encoder_writes_what_protobuf_would(seed: int, held: int, clock: int) -> None:
     """The hand-written wire bytes equal the serialized plain message, byte for byte, over whole
     series: every phase, knocks, new hands, held opponent actions, large and zero numbers."""
+    assert_requests_are_protobufs(seed, held, clock)
+
+
+def test_request_encoder_with_its_lane_caches_cleared_all_the_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("protocol.convert._LANES_KEPT", 1)
+    assert_requests_are_protobufs(seed=11, held=1, clock=1)
+
+
+def assert_requests_are_protobufs(seed: int, held: int, clock: int) -> None:
     series = SeriesState(seed)
     policy = RandomPolicy(seed)
     encoders = (RequestEncoder(), RequestEncoder())

@@ -411,6 +411,7 @@ class RequestEncoder:
 
     def __init__(self) -> None:
         self._hand = -1
+        self._seat = -1
         self._count = 0
         self._last: PublicEvent | None = None
         self._history = bytearray()
@@ -448,11 +449,13 @@ class RequestEncoder:
 
     def _observation(self, view: Observation) -> bytes:
         history = view.history
-        fresh = view.hand_number != self._hand or len(history) < self._count
+        fresh = (
+            view.hand_number != self._hand or view.seat != self._seat or len(history) < self._count
+        )
         if not fresh and self._count and history[self._count - 1] is not self._last:
             fresh = True
         if fresh:
-            self._hand, self._count, self._last = view.hand_number, 0, None
+            self._hand, self._seat, self._count, self._last = view.hand_number, view.seat, 0, None
             self._history.clear()
             # Seat, hand number and dealer stay the same for the whole hand.
             self._opening = b"".join(

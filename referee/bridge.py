@@ -9,9 +9,10 @@ bytes: see ``protocol.convert.RequestEncoder``). So the match never blocks on gR
 cost per message is one hand-off in each direction.
 
 A decision request is handed over rather than just queued: the trio thread waits, without the
-GIL and for at most ``HAND_OVER_WAIT_S``, until the sending thread has taken it. Otherwise the
-sending thread, just woken, would wait for the GIL while trio goes on to park its task, and the
-request would leave later (about 15 µs per decision on the reference machine).
+GIL and for at most ``HAND_OVER_WAIT_S`` (then as long as it takes to get the GIL back), until
+the sending thread has taken it. Otherwise the sending thread, just woken, would wait for the
+GIL while trio goes on to park its task, and the request would leave later (about 15 µs per
+decision on the reference machine).
 
 The eventfd, not ``TrioToken.run_sync_soon``, because it wakes the waiting task straight from
 trio's I/O poll: run_sync_soon goes through trio's wakeup socket and its entry-queue task, which
@@ -218,22 +219,23 @@ class SeatChannel:
                 os.eventfd_read(self._wakeup)  # reset; the deque says what arrived
         return self._arrivals.popleft()
 
-    def send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> None:
-        """Queue a message, or a serialized one, to the bot.
+    def send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> bool:
+        """Queue a message, or a serialized one, to the bot; False once the stream has ended.
 
         With ``hand_over``, wait (at most ``HAND_OVER_WAIT_S``) until the sending thread has
-        taken it: for decision requests, whose answer the match waits for anyway.
+        taken it, for decision requests, whose answer the match waits for anyway; then False
+        also if it was not taken in that time (it still goes out, later).
         """
         if self._ended:
-            return
+            return False
         data = message if isinstance(message, bytes) else message.SerializeToString()
         if not hand_over:
             self.outbox.put(data)
-            return
+            return True
         taken = threading.Lock()
         taken.acquire()
         self.outbox.put(_HandOver(data, taken))
-        taken.acquire(timeout=HAND_OVER_WAIT_S)
+        return taken.acquire(timeout=HAND_OVER_WAIT_S)
 
     def end_stream(self) -> None:
         """Close the referee's side of the stream after what is queued (idempotent)."""

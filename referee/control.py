@@ -8,6 +8,9 @@ from typing import Any
 
 from referee.faults import FaultKind
 
+MAX_MS = 2**32 - 1
+"""Times travel to bots as unsigned 32-bit milliseconds."""
+
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
@@ -29,6 +32,12 @@ class TimeControl:
         for name in ("move_time_ms", "grace_ms", "time_bank_ms", "startup_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"time control {name} cannot be negative")
+        if max(self.move_time_ms + self.time_bank_ms + self.grace_ms, self.startup_ms) > MAX_MS:
+            raise ValueError(
+                "time control: a decision's time (move time, bank and grace together) and the "
+                f"start-up budget must each stay within {MAX_MS} ms (about 49 days), the "
+                "protocol's limit"
+            )
 
     def limit_ms(self, bank_left_ms: float) -> float:
         """The most a decision may take, grace included."""

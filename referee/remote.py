@@ -260,15 +260,16 @@ class RemoteSeat:
             raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
 
     def _request(self, decision: Decision) -> bytes:
-        held, self.held = self.held, []
-        return self.encoder.encode(
+        data = self.encoder.encode(
             decision.request_id,
             decision.view,
             decision.legal,
             time_left_ms=int(decision.time_left_ms),
             bank_left_ms=int(decision.bank_left_ms),
-            events=held,
+            events=self.held,
         )
+        self.held = []
+        return data
 
     async def _wait_exit(self, seconds: float) -> None:
         process = self.process

@@ -61,8 +61,16 @@ def test_messages_both_ways_and_a_handed_over_request(tmp_path: Path) -> None:
             assert first.message is not None
             assert first.message.hello.name == "client"
             channel.send(pb.RefereeMessage(goodbye=pb.Goodbye(detail="as a message")))
-            channel.send(request(7).SerializeToString(), hand_over=True)
             assert client.received.get(timeout=5).goodbye.detail == "as a message"
+            # The sending thread takes each request as it comes (in time nearly always: most of
+            # 20, leaving room for a loaded machine).
+            wires = [request(number).SerializeToString() for number in range(20)]
+            taken = [channel.send(wire, hand_over=True) for wire in wires]
+            assert sum(taken) >= 10
+            assert [client.received.get(timeout=5).request.request_id for _ in taken] == [
+                *range(20)
+            ]
+            channel.send(request(7).SerializeToString(), hand_over=True)
             assert client.received.get(timeout=5).request.request_id == 7
             client.outbox.put(pb.BotMessage(action=pb.Action(request_id=7)))
             answer = await channel.receive()
@@ -80,7 +88,7 @@ def test_a_hand_over_nobody_takes_waits_only_briefly_and_still_goes_out(tmp_path
         channel = SeatChannel(tmp_path / "seat.sock")
         channel.start()
         started = time.monotonic()
-        channel.send(request(1).SerializeToString(), hand_over=True)  # no stream yet
+        assert not channel.send(request(1).SerializeToString(), hand_over=True)  # no stream yet
         waited = time.monotonic() - started
         assert HAND_OVER_WAIT_S <= waited < HAND_OVER_WAIT_S + 0.05
         client = Client(channel.address)

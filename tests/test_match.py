@@ -200,6 +200,20 @@ def test_an_answer_that_beats_the_cancellation_counts_and_the_clock_starts_afres
     assert result.stats[0]["max_ms"] == pytest.approx(200, abs=1)
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"move_time_ms": -1},
+        {"time_bank_ms": 2**32},
+        {"move_time_ms": 2**31, "time_bank_ms": 2**31},
+        {"startup_ms": 2**32},
+    ],
+)
+def test_time_controls_bots_cannot_be_told_are_refused(settings: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="time control"):
+        TimeControl(**settings)
+
+
 class FaultySeat(InProcessSeat):
     def __init__(self, error: Exception) -> None:
         super().__init__(greedy_policy, "faulty")

@@ -5,8 +5,8 @@ grpcio has no trio support. Each seat gets its own gRPC server on a Unix socket;
 eventfd that the trio side waits on with ``wait_readable`` (never blocks the gRPC thread);
 messages to the bot go, serialized in the trio thread, through a thread-safe queue that the
 servicer's response generator drains (the referee writes decision requests straight as wire
-bytes: see ``protocol.convert.RequestEncoder``). So the match never blocks on gRPC, and the only
-cost per message is one hand-off in each direction.
+bytes: see ``protocol.convert.RequestEncoder``). So the match never waits for gRPC (but for the
+bounded hand-over below), and the only cost per message is one hand-off in each direction.
 
 A decision request is handed over rather than just queued: the trio thread waits, without the
 GIL and for at most ``HAND_OVER_WAIT_S`` (then as long as it takes to get the GIL back), until

@@ -124,10 +124,8 @@ def _legal_action_bytes(action: Action) -> bytes:
 
 
 def legal_actions_bytes(actions: Iterable[Action]) -> bytes:
-    """The ``legal_actions`` field of a DecisionRequest as wire bytes, to merge into one.
-
-    Each action's bytes are made once and cached: one C-level merge replaces a message built and
-    copied per legal action.
+    """The ``legal_actions`` field of a DecisionRequest as wire bytes (part of what
+    :class:`RequestEncoder` writes). Each action's bytes are made once and cached.
     """
     return b"".join(map(_legal_action_bytes, actions))
 
@@ -281,13 +279,6 @@ def score_from_pb(
     return (first, second), winners
 
 
-@functools.lru_cache(maxsize=64)
-def _score_bytes(
-    totals: tuple[tuple[int, ...], tuple[int, ...]], game_winners: tuple[int | None, ...]
-) -> bytes:
-    return score_to_pb(totals, game_winners).SerializeToString()
-
-
 def observation_to_pb(view: Observation) -> pb.Observation:
     """A seat's view as a message (the hand outcome travels in HandEnded, not here)."""
     return pb.Observation(
@@ -399,7 +390,7 @@ def _score_entry(
     totals: tuple[tuple[int, ...], tuple[int, ...]], game_winners: tuple[int | None, ...]
 ) -> bytes:
     """The observation's score sheet field (it changes once a hand)."""
-    return _length_delimited(b"\x6a", _score_bytes(totals, game_winners))
+    return _length_delimited(b"\x6a", score_to_pb(totals, game_winners).SerializeToString())
 
 
 class RequestEncoder:

@@ -1,7 +1,8 @@
 """The referee's speed, side by side in one run: ``python -m benchmarks.referee_bench``.
 
 1. Per-decision round trip from the referee to a trivial bot over the full stack (match loop,
-   rules, conversions, the trio/gRPC bridge, a sandboxed process), beside a bare grpcio
+   rules, conversions, the match log written to a file as ``gin play`` does, the trio/gRPC
+   bridge, a sandboxed process), beside a bare grpcio
    bidirectional stream (same messages, same direction, plain threads) and a raw Unix-socket
    ping-pong between two processes. Each decision of a match also gives the other bot the
    opponent's action. A bot without Hello.events_in_requests gets it as an event right before its
@@ -10,6 +11,9 @@
    stack sends one message per decision, like the plain bare row. The full stack is shown as the
    mean of the referee's decision times (as the match stats give it) and as their median (the
    bare rows are medians), with the referee process's CPU time per decision.
+   Both placements are measured: free (the scheduler's choice) and pinned (``--pin-cpus``: the
+   referee, or the bare stream's server, on one CPU and the bots on the others). Each pinned
+   row is compared with the bare stream pinned the same way.
 2. Series per second with two greedy bots (sandboxed processes, start-up included).
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
 4. The referee's memory per running match.
@@ -23,6 +27,7 @@ tens of seconds, and "÷ bare, run by run" compares figures taken side by side.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import queue
@@ -39,7 +44,15 @@ from concurrent import futures
 from pathlib import Path
 from typing import Any
 
-from referee.sandbox import Layer, Sandbox, harden_referee_process
+from referee.sandbox import (
+    CpuPlacement,
+    Layer,
+    Sandbox,
+    SandboxUnavailable,
+    harden_referee_process,
+    on_spawner_thread,
+    pin_cpus,
+)
 
 harden_referee_process()  # before grpc is imported (it sets GRPC_ENABLE_FORK_SUPPORT=0)
 
@@ -172,7 +185,9 @@ def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> lis
         server.add_insecure_port(address)
         server.start()
         env = {**os.environ, "GIN_REFEREE": address, "GIN_TOKEN": "bench"}
-        bot = subprocess.Popen([sys.executable, "bot.py"], cwd=ECHO, env=env)
+        # Started like the referee starts bots, so that a CPU placement applies to it too.
+        launch = functools.partial(subprocess.Popen, [sys.executable, "bot.py"], cwd=ECHO, env=env)
+        bot = on_spawner_thread(launch)
         servicer.inbox.get(timeout=30)  # the hello
         times = []
         for index in range(n):
@@ -201,8 +216,10 @@ def play(
     seed: int,
     watcher: Callable[[str, dict[str, Any]], None] | None = None,
     params: RuleParams | None = None,
+    *,
+    log: Path | None = None,
 ) -> MatchResult:
-    """One series between two bot folders, both sandboxed processes."""
+    """One series between two bot folders, both sandboxed processes (logged to ``log``)."""
     seats = (
         remote_seat(load_manifest(folders[0]), sandbox.prepare, f"bench-{seed}-0"),
         remote_seat(load_manifest(folders[1]), sandbox.prepare, f"bench-{seed}-1"),
@@ -213,13 +230,13 @@ def play(
         params=params or RuleParams(),
         time_control=TimeControl(move_time_ms=5000),
     )
-    return trio.run(play_folders, seats, config, None, watcher)
+    return trio.run(play_folders, seats, config, log, watcher)
 
 
 def full_stack(sandbox: Sandbox, seed: int, hands: int = 500) -> tuple[float, float, int, float]:
     """Referee-measured decision times (µs) over one echo-vs-echo series of at most ``hands``
-    hands: mean, median, count, and the referee process's CPU time per decision (µs, all its
-    threads, jail set-up included).
+    hands, with its match log written to a file: mean, median, count, and the referee process's
+    CPU time per decision (µs, all its threads, jail set-up included).
     """
     times: list[float] = []
 
@@ -227,9 +244,11 @@ def full_stack(sandbox: Sandbox, seed: int, hands: int = 500) -> tuple[float, fl
         if record_type == "action" and fields["by"] == "bot":
             times.append(float(fields["ms"]) * 1000)
 
-    cpu = time.process_time()
-    result = play(sandbox, (ECHO, ECHO), seed, watch, RuleParams(hand_cap=hands))
-    cpu = time.process_time() - cpu
+    with tempfile.TemporaryDirectory() as folder:
+        cpu = time.process_time()
+        log = Path(folder) / "match.jsonl"
+        result = play(sandbox, (ECHO, ECHO), seed, watch, RuleParams(hand_cap=hands), log=log)
+        cpu = time.process_time() - cpu
     decisions = sum(int(stats["decisions"]) for stats in result.stats)
     total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
     return total_ms * 1000 / decisions, median(times), decisions, cpu * 1e6 / decisions
@@ -332,29 +351,57 @@ def main() -> None:
     payload = request.SerializeToString()
     console.print(f"decision request: {len(payload)} bytes")
 
+    placement: CpuPlacement | None = None
+    try:
+        placement = CpuPlacement.split()
+    except SandboxUnavailable as error:
+        console.print(f"pinned rows left out: {error}")
+    else:
+        console.print(f"pinned rows: {placement.describe()}")
+
+    def pinned(measure: Callable[[int], float]) -> Callable[[int], float]:
+        def run(index: int) -> float:
+            pin_cpus(placement)
+            try:
+                return measure(index)
+            finally:
+                pin_cpus(None)
+
+        return run
+
     decisions: list[int] = []
-    medians: list[float] = []
-    cpu: list[float] = []
+    medians: dict[str, list[float]] = {FREE: [], PINNED: []}
+    cpu: dict[str, list[float]] = {FREE: [], PINNED: []}
 
-    def full_variant(run: int) -> float:
-        mean, middle, count, cpu_us = full_stack(full, 1000 + run, args.hands)
-        decisions.append(count)
-        medians.append(middle)
-        cpu.append(cpu_us)
-        return mean
+    def full_variant(where: str) -> Callable[[int], float]:
+        def run(index: int) -> float:
+            mean, middle, count, cpu_us = full_stack(full, 1000 + index, args.hands)
+            decisions.append(count)
+            medians[where].append(middle)
+            cpu[where].append(cpu_us)
+            return mean
 
-    latency = interleaved(
-        args.runs,
-        {
-            "raw Unix socket": lambda _: median(raw_socket(args.pings, payload)),
-            "bare gRPC stream": lambda _: median(bare_grpc(args.pings, request)),
-            "bare gRPC, event + request": lambda _: median(
-                bare_grpc(args.pings, request, event=True)
-            ),
-            "referee, full stack": full_variant,
-        },
-    )
-    latency["referee, full stack (median)"] = medians
+        return run
+
+    def bare_stream(_: int) -> float:
+        return median(bare_grpc(args.pings, request))
+
+    variants: dict[str, Callable[[int], float]] = {
+        RAW: lambda _: median(raw_socket(args.pings, payload)),
+        BARE: bare_stream,
+        "bare gRPC, event + request": lambda _: median(bare_grpc(args.pings, request, event=True)),
+        FULL: full_variant(FREE),
+    }
+    if placement is not None:
+        variants[BARE_PINNED] = pinned(bare_stream)
+        variants[FULL_PINNED] = pinned(full_variant(PINNED))
+    measured = interleaved(args.runs, variants)
+    latency = {name: measured[name] for name in list(measured)[:4]}
+    latency[FULL + " (median)"] = medians[FREE]
+    if placement is not None:
+        latency[BARE_PINNED] = measured[BARE_PINNED]
+        latency[FULL_PINNED] = measured[FULL_PINNED]
+        latency[FULL_PINNED + " (median)"] = medians[PINNED]
     starts = interleaved(
         args.runs,
         {
@@ -362,31 +409,33 @@ def main() -> None:
             "no layer": lambda _: startup_ms(bare),
         },
     )
-    rates = interleaved(
-        max(1, args.runs // 4),
-        {
-            "greedy vs greedy": lambda run: series_rate(full, args.series, 2000 + run * 100),
-        },
-    )
+
+    def rate(run: int) -> float:
+        return series_rate(full, args.series, 2000 + run * 100)
+
+    rate_variants: dict[str, Callable[[int], float]] = {"greedy vs greedy": rate}
+    if placement is not None:
+        rate_variants["greedy vs greedy, pinned"] = pinned(rate)
+    rates = interleaved(max(1, args.runs // 4), rate_variants)
     before, per_match = memory_per_match(full, 4, 3000)
 
     figures: dict[str, Any] = {
         "latency_us": {name: median(values) for name, values in latency.items()},
         "ratio_per_run": {
             name: median(
-                [
-                    value / base
-                    for value, base in zip(values, latency["bare gRPC stream"], strict=True)
-                ]
+                [value / base for value, base in zip(values, latency[_base(name)], strict=True)]
             )
             for name, values in latency.items()
         },
         "startup_ms": {name: median(values) for name, values in starts.items()},
-        "series_per_s": median(rates["greedy vs greedy"]),
+        "series_per_s": {name: median(values) for name, values in rates.items()},
         "referee_rss_kib": before,
         "rss_kib_per_match": per_match,
         "decisions_per_series": median([float(count) for count in decisions]),
-        "referee_cpu_us_per_decision": median(cpu),
+        "referee_cpu_us_per_decision": {
+            where: median(values) for where, values in cpu.items() if values
+        },
+        "placement": None if placement is None else placement.to_dict(),
         "runs": args.runs,
         "latency_us_per_run": latency,
         "referee_cpu_us_per_decision_per_run": cpu,
@@ -396,36 +445,48 @@ def main() -> None:
         args.json.write_text(json.dumps(figures, indent=2))
 
 
+FREE, PINNED = "free", "pinned"
+RAW = "raw Unix socket"
+BARE = "bare gRPC stream"
+FULL = "referee, full stack"
+BARE_PINNED = BARE + ", pinned"
+FULL_PINNED = FULL + ", pinned"
+
+
+def _base(name: str) -> str:
+    """The bare row a row is compared with: the one under the same CPU placement."""
+    return BARE_PINNED if name.startswith((BARE_PINNED, FULL_PINNED)) else BARE
+
+
 def report(
     figures: dict[str, Any], latency: dict[str, list[float]], starts: dict[str, list[float]]
 ) -> None:
     """Print the tables."""
-    bare = figures["latency_us"]["bare gRPC stream"]
     table = Table(title="1. per-decision round trip (µs, median over runs)")
     for column in ("variant", "median", "range", "÷ bare gRPC", "÷ bare, run by run"):
         table.add_column(column, justify="left" if column == "variant" else "right")
     for name, values in latency.items():
+        base = figures["latency_us"][_base(name)]
         table.add_row(
             name,
             f"{median(values):.0f}",
             f"{min(values):.0f}-{max(values):.0f}",
-            f"{median(values) / bare:.2f}",
+            f"{median(values) / base:.2f}",
             f"{figures['ratio_per_run'][name]:.2f}",
         )
     console.print(table)
     console.print(
-        "(÷ bare, run by run: the median over runs of each run's ratio to the bare stream of the "
-        "same run)"
+        "(÷ bare: against the bare stream under the same CPU placement; run by run: the median "
+        "over runs of each run's ratio to the bare stream of the same run)"
     )
     for name, values in latency.items():
         console.print(f"  {name}, run by run: " + ", ".join(f"{value:.0f}" for value in values))
-    cpu = figures["referee_cpu_us_per_decision_per_run"]
-    console.print(
-        f"referee CPU per decision (full stack, all its threads): "
-        f"{figures['referee_cpu_us_per_decision']:.0f} µs (runs: "
-        + ", ".join(f"{value:.0f}" for value in cpu)
-        + ")"
-    )
+    for where, values in figures["referee_cpu_us_per_decision_per_run"].items():
+        if values:
+            console.print(
+                f"referee CPU per decision ({where}, all its threads): "
+                f"{median(values):.0f} µs (runs: " + ", ".join(f"{v:.0f}" for v in values) + ")"
+            )
     table = Table(title="3. bot start-up, process start to hello (ms)")
     for column in ("sandbox", "median", "range"):
         table.add_column(column)
@@ -434,10 +495,8 @@ def report(
     console.print(table)
     added = figures["startup_ms"]["every layer"] - figures["startup_ms"]["no layer"]
     console.print(f"sandbox adds {added:.0f} ms to a bot's start")
-    console.print(
-        f"2. series per second, greedy vs greedy (sandboxed, start-up included): "
-        f"{figures['series_per_s']:.2f}"
-    )
+    for name, rate in figures["series_per_s"].items():
+        console.print(f"2. series per second, {name} (sandboxed, start-up included): {rate:.2f}")
     console.print(
         f"4. referee memory: {figures['referee_rss_kib'] / 1024:.1f} MiB before, "
         f"+{figures['rss_kib_per_match'] / 1024:.2f} MiB per running match (peak, "

@@ -46,6 +46,7 @@ from referee.rules import (
     TakeUpcard,
 )
 from referee.rules.cards import CARD_NAMES, card_set, iter_cards
+from referee.rules.hand import DISCARDS, KNOCKS
 
 PROTOCOL_VERSION: Final = 1
 """The protocol version this code speaks (``Hello.protocol_version``)."""
@@ -123,11 +124,33 @@ def _legal_action_bytes(action: Action) -> bytes:
     return pb.DecisionRequest(legal_actions=[action_to_pb(action)]).SerializeToString()
 
 
+_SHARED: Final[tuple[Action, ...]] = (
+    TAKE_UPCARD,
+    PASS_UPCARD,
+    DRAW_STOCK,
+    DRAW_DISCARD,
+    *DISCARDS,
+    *KNOCKS,
+)
+_SHARED_ACTIONS: Final[dict[int, tuple[Action, bytes]]] = {
+    id(action): (action, _legal_action_bytes(action)) for action in _SHARED
+}
+"""The bytes of the shared action objects the rules list as legal, found by identity: hashing an
+action for the cache costs more than the lookup (the entry keeps the object, so its id stays its
+own)."""
+
+
 def legal_actions_bytes(actions: Iterable[Action]) -> bytes:
     """The ``legal_actions`` field of a DecisionRequest as wire bytes (part of what
     :class:`RequestEncoder` writes). Each action's bytes are made once and cached.
     """
-    return b"".join(map(_legal_action_bytes, actions))
+    parts = []
+    for action in actions:
+        shared = _SHARED_ACTIONS.get(id(action))
+        parts.append(
+            shared[1] if shared is not None and shared[0] is action else _legal_action_bytes(action)
+        )
+    return b"".join(parts)
 
 
 def action_from_pb(message: pb.Action) -> Action:
@@ -146,11 +169,11 @@ def action_from_pb(message: pb.Action) -> Action:
             return DRAW_DISCARD
         raise ValueError(f"action.draw.source: unknown draw source {message.draw.source}")
     if choice == "discard":
-        return Discard(card_from_pb(message.discard.card, "action.discard.card"))
+        return DISCARDS[card_from_pb(message.discard.card, "action.discard.card")]
     if choice == "knock":
         card = card_from_pb(message.knock.card, "action.knock.card")
         if not message.knock.declare_melds:
-            return Knock(card)
+            return KNOCKS[card]
         melds = tuple(
             cards_from_pb(meld.cards, f"action.knock.melds[{index}]")
             for index, meld in enumerate(message.knock.melds)
@@ -373,15 +396,29 @@ _OBSERVATION_PILE: Final = _card_entries(5)
 _OBSERVATION_TOOK: Final = _card_entries(7)
 _OBSERVATION_KNOWN: Final = _CardSetField(8)
 _OBSERVATION_TAKEN: Final = _card_entries(10)
-_EVENT_BYTES: dict[tuple[int, type, Card | None], bytes] = {}
+_EventKey = tuple[int, type, Card | None]
+_HISTORY_ENTRIES: dict[_EventKey, bytes] = {}
+_CARRIED_EVENTS: dict[_EventKey, bytes] = {}
 
 
-def _public_event_bytes(event: PublicEvent) -> bytes:
+def _history_entry(event: PublicEvent) -> bytes:
+    """An event as one entry of ``Observation.history`` (made once per seat, kind and card)."""
     key = (event.seat, type(event.action), event.card)
-    data = _EVENT_BYTES.get(key)
+    data = _HISTORY_ENTRIES.get(key)
     if data is None:
-        data = public_event_to_pb(event).SerializeToString()
-        _EVENT_BYTES[key] = data
+        data = _length_delimited(b"\x62", public_event_to_pb(event).SerializeToString())
+        _HISTORY_ENTRIES[key] = data
+    return data
+
+
+def _carried_event(event: PublicEvent) -> bytes:
+    """An opponent action as one entry of ``DecisionRequest.events`` (an ``Event`` holding it)."""
+    key = (event.seat, type(event.action), event.card)
+    data = _CARRIED_EVENTS.get(key)
+    if data is None:
+        body = public_event_to_pb(event).SerializeToString()
+        data = _length_delimited(b"\x3a", _length_delimited(b"\x0a", body))
+        _CARRIED_EVENTS[key] = data
     return data
 
 
@@ -432,10 +469,7 @@ class RequestEncoder:
             parts.append(b"\x28" + _uint(time_left_ms))
         if bank_left_ms:
             parts.append(b"\x30" + _uint(bank_left_ms))
-        for event in events:
-            parts.append(
-                _length_delimited(b"\x3a", _length_delimited(b"\x0a", _public_event_bytes(event)))
-            )
+        parts.extend(map(_carried_event, events))
         return _length_delimited(b"\x12", b"".join(parts))
 
     def _observation(self, view: Observation) -> bytes:
@@ -457,17 +491,17 @@ class RequestEncoder:
                 ]
             )
         if len(history) > self._count:
-            for event in history[self._count :]:
-                self._history += _length_delimited(b"\x62", _public_event_bytes(event))
+            self._history += b"".join(map(_history_entry, history[self._count :]))
             self._count = len(history)
             self._last = history[-1]
+        known = view.opponent_known.mask
         parts: list[bytes | bytearray] = [
             self._opening,
             _OBSERVATION_HAND(view.hand.mask),
-            b"".join([_OBSERVATION_PILE[card] for card in view.discard_pile]),
+            b"".join(map(_OBSERVATION_PILE.__getitem__, view.discard_pile)),
             b"\x30" + _uint(view.stock_count) if view.stock_count else b"",
-            b"".join([_OBSERVATION_TOOK[card] for card in view.opponent_took]),
-            _OBSERVATION_KNOWN(view.opponent_known.mask),
+            b"".join(map(_OBSERVATION_TOOK.__getitem__, view.opponent_took)),
+            _OBSERVATION_KNOWN(known) if known else b"",
             b"\x48" + _uint(view.opponent_hand_size) if view.opponent_hand_size else b"",
             b"" if view.taken_this_turn is None else _OBSERVATION_TAKEN[view.taken_this_turn],
             b"\x58" + _uint(view.turns) if view.turns else b"",

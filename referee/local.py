@@ -56,6 +56,10 @@ class WatchedLog:
         self.log.write(record_type, **fields)
         self.watcher(record_type, fields)
 
+    def flush(self) -> None:
+        """Flush the underlying log."""
+        self.log.flush()
+
     def close(self) -> None:
         """Close the underlying log."""
         self.log.close()

@@ -23,6 +23,7 @@ from referee.rules import (
     PASS_UPCARD,
     Action,
     DrawStock,
+    Event,
     HandRecord,
     HandState,
     IllegalActionError,
@@ -64,9 +65,12 @@ class MatchConfig:
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
     sandbox: tuple[str, ...] = ()
     """The sandbox layers in force, for the log."""
+    cpus: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    """The CPU placement in force, for the log: the referee's CPUs and the bots' (see
+    ``referee.sandbox.CpuPlacement``); ``None``: no placement."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Answer:
     """The action played for a decision, and who chose it."""
 
@@ -77,7 +81,7 @@ class _Answer:
     """``bot``; ``referee`` (a safe action after a fault); ``forced`` (the only legal one)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Asking:
     """The decision in progress: whose, which request, when it started, its limit."""
 
@@ -184,6 +188,8 @@ class Match:
         self._clock = trio.CancelScope()
         """Times the decisions of the current stretch of turns (see :meth:`_play`)."""
         self._asking: _Asking | None = None
+        self._records: list[tuple[str, dict[str, Any]]] = []
+        """Log records not written yet (see :meth:`_write_records`)."""
 
     async def run(self) -> MatchResult:
         """Connect, play the series to its end (or a forfeit), close both seats."""
@@ -199,10 +205,13 @@ class Match:
             self._finish(result)
             return result
         finally:
-            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT_S * 2):
-                async with trio.open_nursery() as nursery:
-                    for seat in self.seats:
-                        nursery.start_soon(seat.close, "series over")
+            try:
+                self._write_records()
+            finally:  # the bots go even if the log cannot be written
+                with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT_S * 2):
+                    async with trio.open_nursery() as nursery:
+                        for seat in self.seats:
+                            nursery.start_soon(seat.close, "series over")
 
     # --- start -------------------------------------------------------------------------------
 
@@ -247,7 +256,7 @@ class Match:
             )
 
     def _log_header(self) -> None:
-        self.log.write(
+        self._log(
             "header",
             format=LOG_FORMAT,
             match_id=self.config.match_id,
@@ -258,8 +267,29 @@ class Match:
             time_control=self.config.time_control.to_dict(),
             fault_policy=self.config.fault_policy.to_dict(),
             sandbox=list(self.config.sandbox),
+            cpus=_cpus_dict(self.config.cpus),
             seats=[_identity_dict(identity) for identity in self.identities],
         )
+
+    # --- the log -------------------------------------------------------------------------------
+
+    def _log(self, record_type: str, /, **fields: Any) -> None:
+        """Queue a log record; :meth:`_write_records` writes it."""
+        self._records.append((record_type, fields))
+
+    def _write_records(self) -> None:
+        """Write the queued records, in order, and flush the log.
+
+        The match calls it once each decision request is on its way (``Decision.sent``), so the
+        log is written while the bot thinks and not on the path its answer waits for; and again
+        when the decision is over and when the match ends. So the log is on disk up to the
+        request the match is waiting for: a crash leaves every record up to there.
+        """
+        if self._records:
+            records, self._records = self._records, []
+            for record_type, fields in records:
+                self.log.write(record_type, **fields)
+            self.log.flush()
 
     # --- play ----------------------------------------------------------------------------------
 
@@ -287,21 +317,23 @@ class Match:
         series = self.series
         if series.hand_number != self.announced:
             self._announce_hand()
-        seat = series.to_move
+        seat = series.hand.to_move
         legal = series.legal_actions()
         if len(legal) == 1:
             self._apply(seat, _Answer(0, legal[0], 0.0, "forced"))
-            return
-        answer = await self._ask(seat, legal)
-        if answer is not None:
-            self._apply(seat, answer)
+        else:
+            await self._ask(seat, legal)
 
     def _apply(self, seat: int, answer: _Answer) -> None:
-        """Play an answer for ``seat``, tell the opponent, and close the hand if it ended."""
+        """Play an answer for ``seat`` (see :meth:`_played`)."""
+        hands_before = len(self.series.finished)
+        self._played(seat, answer, self.series.apply(answer.action), hands_before)
+
+    def _played(self, seat: int, answer: _Answer, event: Event, hands_before: int) -> None:
+        """Log an answer just played for ``seat``, tell the opponent, and close the hand if it
+        ended (``hands_before``: the number of finished hands before it)."""
         series = self.series
-        hands_before = len(series.finished)
-        event = series.apply(answer.action)
-        self.log.write(
+        self._log(
             "action",
             seat=seat,
             request=answer.request_id,
@@ -320,7 +352,7 @@ class Match:
         hand = self.series.hand
         self.announced = self.series.hand_number
         commitment = deck_commitment(hand.deck)
-        self.log.write(
+        self._log(
             "hand_start", hand=self.series.hand_number, dealer=hand.dealer, commitment=commitment
         )
         upcard = hand.discard_pile[-1]
@@ -340,7 +372,7 @@ class Match:
         score = self.series.score
         totals = (score.totals(0), score.totals(1))
         deck = shuffled_deck(self.config.seed, record.number)
-        self.log.write(
+        self._log(
             "hand_end",
             hand=record.number,
             end=outcome.end.value,
@@ -366,8 +398,8 @@ class Match:
                 )
             )
 
-    async def _ask(self, seat: int, legal: list[Action]) -> _Answer | None:
-        """Ask ``seat`` for an action within its time; see :meth:`_settle` for what follows."""
+    async def _ask(self, seat: int, legal: list[Action]) -> None:
+        """Ask ``seat`` for an action within its time; :meth:`_settle` plays what follows."""
         self.request_id += 1
         request_id = self.request_id
         control = self.config.time_control
@@ -380,8 +412,9 @@ class Match:
             control.move_time_ms + bank,
             bank,
             limit_ms,
+            self._write_records,
         )
-        self.log.write(
+        self._log(
             "request",
             id=request_id,
             seat=seat,
@@ -399,45 +432,39 @@ class Match:
         except BotFault as error:
             fault = error
         self._asking = None
-        return self._settle(asking, action, fault)
+        self._write_records()  # if the seat did not say when its request was out
+        self._settle(asking, action, fault)
 
     def _timed_out(self) -> None:
         """Finish the turn whose decision the clock cut short (see :meth:`_play`)."""
         asking = self._asking
         assert asking is not None, "the match clock fires only during a decision"
         self._asking = None
-        fault = BotTimeout(f"no answer within {asking.limit_ms:.0f} ms")
-        answer = self._settle(asking, None, fault)
-        if answer is not None:
-            self._apply(asking.seat, answer)
+        self._settle(asking, None, BotTimeout(f"no answer within {asking.limit_ms:.0f} ms"))
 
-    def _settle(
-        self, asking: _Asking, action: Action | None, fault: BotFault | None
-    ) -> _Answer | None:
-        """The answer to play for a finished decision; on a fault, strike and substitute, or
-        forfeit (``None``)."""
+    def _settle(self, asking: _Asking, action: Action | None, fault: BotFault | None) -> None:
+        """Play what follows a finished decision: the bot's action if it is legal; after a fault,
+        a strike and the referee's safe action instead, or a forfeit."""
         seat, request_id = asking.seat, asking.request_id
         elapsed_ms = (trio.current_time() - asking.started) * 1000
         self._charge(seat, elapsed_ms)
         if fault is None and action is not None:
-            fault = self._check(action)
-        if fault is None and action is not None:
-            return _Answer(request_id, action, elapsed_ms, "bot")
+            hands_before = len(self.series.finished)
+            try:
+                event = self.series.apply(action)  # checks first; nothing changes if illegal
+            except IllegalActionError as error:
+                fault = IllegalAction(str(error))
+            else:
+                answer = _Answer(request_id, action, elapsed_ms, "bot")
+                self._played(seat, answer, event, hands_before)
+                return
         assert fault is not None
         evidence = {**fault.fault.evidence, **self.seats[seat].diagnostics()}
         if action is not None:
             evidence["answer"] = action_to_dict(action)
         recorded = Fault(seat, fault.kind, fault.fault.detail, request_id, elapsed_ms, evidence)
-        if self._record(recorded):
-            return None
-        return _Answer(request_id, safe_action(self.series), elapsed_ms, "referee")
-
-    def _check(self, action: Action) -> BotFault | None:
-        try:
-            self.series.hand.verify(action)
-        except IllegalActionError as error:
-            return IllegalAction(str(error))
-        return None
+        if not self._record(recorded):
+            self._apply(seat, _Answer(request_id, safe_action(self.series), elapsed_ms, "referee"))
 
     def _charge(self, seat: int, elapsed_ms: float) -> None:
         over = elapsed_ms - self.config.time_control.move_time_ms
@@ -457,7 +484,7 @@ class Match:
         self.faults.append(fault)
         if forfeits and fault.seat not in self.forfeited:
             self.forfeited.append(fault.seat)
-        self.log.write("fault", **fault.to_dict(), strikes=stats.strikes, forfeited=forfeits)
+        self._log("fault", **fault.to_dict(), strikes=stats.strikes, forfeited=forfeits)
         for seat in self.seats:
             seat.notify(FaultNoticed(fault, forfeits))
         return forfeits
@@ -490,13 +517,19 @@ class Match:
         )
 
     def _finish(self, result: MatchResult) -> None:
-        self.log.write("result", **result.to_dict(), seed=self.config.seed)
+        self._log("result", **result.to_dict(), seed=self.config.seed)
         for seat in self.seats:
             seat.notify(
                 SeriesEnded(
                     result.end, result.winner, result.totals, result.game_winners, result.hands
                 )
             )
+
+
+def _cpus_dict(
+    cpus: tuple[tuple[int, ...], tuple[int, ...]] | None,
+) -> dict[str, list[int]] | None:
+    return None if cpus is None else {"referee": list(cpus[0]), "bots": list(cpus[1])}
 
 
 def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Protocol
@@ -31,6 +32,93 @@ from referee.rules import (
     format_cards,
     parse_cards,
 )
+
+_encode: Final = json.JSONEncoder(separators=(",", ":")).encode
+"""``json.dumps`` with these separators, without making a new encoder for every record."""
+
+
+def record_line(record_type: str, fields: dict[str, Any]) -> str:
+    """One record as its JSON line (without the newline): ``{"type": record_type, **fields}``.
+
+    The two records of every decision (``request`` and ``action``) are written from templates,
+    about four times faster than the JSON encoder on the referee's busiest path; the text is the
+    same as the encoder's (a test checks), and anything a template does not expect goes through
+    the encoder.
+    """
+    template = _TEMPLATES.get(record_type)
+    line = None if template is None else template(fields)
+    return _encode({"type": record_type, **fields}) if line is None else line
+
+
+def _plain_int(value: object) -> bool:
+    return type(value) is int
+
+
+def _plain_float(value: object) -> bool:
+    return type(value) is float and math.isfinite(value)
+
+
+_REQUEST_KEYS: Final = ("id", "seat", "phase", "legal", "limit_ms")
+_PHASE_NAMES: Final = frozenset({"upcard", "draw", "discard", "over"})
+
+
+def _request_line(fields: dict[str, Any]) -> str | None:
+    if tuple(fields) != _REQUEST_KEYS:
+        return None
+    ident, seat, phase, legal, limit = fields.values()
+    if not (
+        _plain_int(ident)
+        and _plain_int(seat)
+        and _plain_int(legal)
+        and _plain_float(limit)
+        and phase in _PHASE_NAMES
+    ):
+        return None
+    return (
+        f'{{"type":"request","id":{ident},"seat":{seat},"phase":"{phase}",'
+        f'"legal":{legal},"limit_ms":{limit!r}}}'
+    )
+
+
+_ACTION_KEYS: Final = ("seat", "request", "action", "by", "ms")
+_CHOOSERS: Final = frozenset({"bot", "referee", "forced"})
+_ACTION_TEXTS: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def _action_text(action: object) -> str | None:
+    """An action's JSON (cached when it is a small object of strings, as all but declared
+    knocks are)."""
+    if type(action) is not dict:
+        return None
+    items = tuple(action.items())
+    if not all(type(value) is str for _, value in items):
+        return _encode(action)
+    text = _ACTION_TEXTS.get(items)
+    if text is None:
+        text = _ACTION_TEXTS[items] = _encode(action)
+    return text
+
+
+def _action_line(fields: dict[str, Any]) -> str | None:
+    if tuple(fields) != _ACTION_KEYS:
+        return None
+    seat, request, action, chooser, elapsed = fields.values()
+    text = _action_text(action)
+    if not (
+        text is not None
+        and _plain_int(seat)
+        and _plain_int(request)
+        and chooser in _CHOOSERS
+        and _plain_float(elapsed)
+    ):
+        return None
+    return (
+        f'{{"type":"action","seat":{seat},"request":{request},"action":{text},'
+        f'"by":"{chooser}","ms":{elapsed!r}}}'
+    )
+
+
+_TEMPLATES: Final = {"request": _request_line, "action": _action_line}
 
 LOG_FORMAT: Final = 1
 """Version of the record layout; a reader refuses versions it does not know."""
@@ -100,13 +188,17 @@ class LogWriter(Protocol):
         """Append one record."""
         ...
 
+    def flush(self) -> None:
+        """Put what was written on disk (the match flushes whenever it waits for a bot)."""
+        ...
+
     def close(self) -> None:
         """Finish writing."""
         ...
 
 
 class MatchLog:
-    """Appends records to a JSON Lines file, flushing each one."""
+    """Appends records to a JSON Lines file; :meth:`flush` puts them on disk."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -117,9 +209,12 @@ class MatchLog:
         """Append one record of type ``record_type``."""
         if self._file is None:
             raise ValueError(f"match log {self.path} is closed")
-        line = json.dumps({"type": record_type, **fields}, separators=(",", ":"))
-        self._file.write(line + "\n")
-        self._file.flush()
+        self._file.write(record_line(record_type, fields) + "\n")
+
+    def flush(self) -> None:
+        """Write out what is buffered."""
+        if self._file is not None:
+            self._file.flush()
 
     def close(self) -> None:
         """Flush to disk and close (idempotent)."""
@@ -147,6 +242,9 @@ class NullLog:
 
     def write(self, record_type: str, /, **fields: Any) -> None:
         """Drop the record."""
+
+    def flush(self) -> None:
+        """Nothing to flush."""
 
     def close(self) -> None:
         """Nothing to close."""

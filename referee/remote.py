@@ -246,6 +246,7 @@ class RemoteSeat:
         """
         request_id = decision.request_id
         self._send(self._request(decision), hand_over=True)
+        decision.sent()
         try:
             while True:
                 item = await self._next()

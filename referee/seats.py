@@ -6,6 +6,7 @@ them into protocol messages. Events are fire-and-forget; only :meth:`Seat.decide
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +56,10 @@ class Decision:
     bank_left_ms: float
     limit_ms: float
     """When the referee gives up: ``time_left_ms`` plus grace."""
+    sent: Callable[[], None] = lambda: None
+    """A seat calls it once the request is on its way (before it waits for the answer): the match
+    does its bookkeeping then, while the bot thinks, rather than on the path the answer waits for.
+    Calling it is optional and idempotent; the match catches up once ``decide`` returns."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +128,8 @@ class Seat(Protocol):
         ...
 
     async def decide(self, decision: Decision) -> Action:
-        """Ask for one action (checked by the match, not here).
+        """Ask for one action (checked by the match, not here); call ``decision.sent()`` once
+        the request is out.
 
         Raises:
             BotFault: a timeout, crash or protocol violation.
@@ -159,6 +165,7 @@ class InProcessSeat:
         self.seat_welcome = welcome
 
     async def decide(self, decision: Decision) -> Action:
+        decision.sent()
         return self.policy(decision.view, decision.legal)
 
     def notify(self, event: SeatEvent) -> None:

@@ -1,16 +1,20 @@
 """The match loop with in-process seats: results, faults, strikes, forfeits, the log."""
 
+import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
+from referee import matchlog
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotCrashed, BotProtocolError, FaultKind
 from referee.match import MatchConfig, MatchResult, play_match, safe_action
-from referee.matchlog import MatchLog, read_records, seed_commitment
+from referee.matchlog import MatchLog, read_records, record_line, seed_commitment
 from referee.rules import (
     Action,
     Discard,
@@ -273,3 +277,105 @@ def test_log_never_holds_the_seed_or_a_live_deck_before_the_end(tmp_path: Path) 
     for record in records:
         if record["type"] == "action" and record["action"]["kind"] == "draw_stock":
             assert "card" not in record["action"]
+
+
+class Recorder:
+    """A log writer that keeps each record as the match hands it over."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, dict[str, Any]]] = []
+        self.flushes = 0
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        self.records.append((record_type, fields))
+
+    def flush(self) -> None:
+        self.flushes += 1
+
+    def close(self) -> None:
+        pass
+
+
+def encoder_line(record_type: str, fields: dict[str, Any]) -> str:
+    return json.dumps({"type": record_type, **fields}, separators=(",", ":"))
+
+
+def test_log_lines_from_templates_equal_the_json_encoders() -> None:
+    """Requests and actions are written from templates: the same text as ``json.dumps``, over
+    whole matches (bot, referee and forced actions, knocks, faults) and odd field values."""
+    recorder = Recorder()
+    config = MatchConfig("lines", seed=11, fault_policy=FaultPolicy(strikes=50))
+    faulty = (InProcessSeat(Illegal()), InProcessSeat(patient_policy))
+    trio.run(play_match, faulty, config, recorder)
+    randoms = (InProcessSeat(RandomPolicy(1)), InProcessSeat(RandomPolicy(2)))
+    trio.run(play_match, randoms, MatchConfig("random", seed=3), recorder)
+    by = {fields.get("by") for record_type, fields in recorder.records if record_type == "action"}
+    assert by == {"bot", "referee", "forced"}
+    templated = 0
+    for record_type, fields in recorder.records:
+        assert record_line(record_type, fields) == encoder_line(record_type, fields)
+        template = matchlog._TEMPLATES.get(record_type)
+        templated += template is not None and template(fields) is not None
+    assert templated > 500
+    knock = {"kind": "knock", "card": "Kd", "melds": ["7c 7d 7h", "As 2s 3s"]}
+    odd: list[tuple[str, dict[str, Any]]] = [
+        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 1.5e300}),
+        ("request", {"id": True, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 1.0}),
+        ("request", {"id": 1, "seat": 0, "phase": 'dr"aw', "legal": 2, "limit_ms": 1.0}),
+        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 5}),
+        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2}),
+        ("request", {"seat": 0, "id": 1, "phase": "draw", "legal": 2, "limit_ms": 1.0}),
+        ("action", {"seat": 1, "request": 9, "action": knock, "by": "bot", "ms": 0.25}),
+        ("action", {"seat": 1, "request": 9, "action": {"kind": "é"}, "by": "bot", "ms": 0.0}),
+        ("action", {"seat": 1, "request": 9, "action": {}, "by": "someone", "ms": 1.0}),
+        ("action", {"seat": 1, "request": 9, "action": None, "by": "bot", "ms": 1.0}),
+        ("action", {"seat": 1, "request": 9, "action": {"kind": "x"}, "by": "bot", "ms": -0.0}),
+        ("action", {"seat": 1, "request": 9, "action": {}, "by": "bot", "ms": math.inf}),
+        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": math.nan}),
+    ]
+    for record_type, fields in odd:
+        assert record_line(record_type, fields) == encoder_line(record_type, fields)
+
+
+def test_the_log_is_written_up_to_the_request_a_seat_is_thinking_about(tmp_path: Path) -> None:
+    path = tmp_path / "up-to-date.jsonl"
+    seen: list[dict[str, Any]] = []
+
+    def reading(view: Observation, legal: Sequence[Action]) -> Action:
+        lines = path.read_text().splitlines()
+        seen.append(json.loads(lines[-1]))
+        return greedy_policy(view, legal)
+
+    with MatchLog(path) as log:
+        run((InProcessSeat(reading), InProcessSeat(greedy_policy)), MatchConfig("u", 4), log)
+    assert len(seen) > 20
+    assert all(record["type"] == "request" and record["seat"] == 0 for record in seen)
+    assert [record["id"] for record in seen] == sorted({record["id"] for record in seen})
+
+
+class Failing(Recorder):
+    """A log whose disk fills up after ``room`` records."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, record_type: str, /, **fields: Any) -> None:
+        if len(self.records) >= self.room:
+            raise OSError(28, "No space left on device")
+        super().write(record_type, **fields)
+
+
+@pytest.mark.parametrize("short", [-1, 0, 1, 40])
+def test_a_log_that_cannot_be_written_stops_the_match_and_the_bots_still_go(short: int) -> None:
+    """The disk fills ``short`` records into the match (-1: at its very last record, which is
+    written as the match closes)."""
+    whole = Recorder()
+    greedy = (InProcessSeat(greedy_policy), InProcessSeat(greedy_policy))
+    run(greedy, MatchConfig("d", 2), whole)  # type: ignore[arg-type]
+    assert whole.records[-1][0] == "result"
+    room = len(whole.records) - 1 if short < 0 else short
+    seats = (InProcessSeat(greedy_policy), InProcessSeat(greedy_policy))
+    with pytest.raises(OSError, match="No space left"):
+        run(seats, MatchConfig("d", 2), Failing(room))  # type: ignore[arg-type]
+    assert all(seat.closed for seat in seats)

@@ -107,3 +107,42 @@ def test_series_observation_carries_the_scores() -> None:
     assert len(view.hand) == 10
     assert view.opponent_hand_size == 10
     assert view.stock_count == 31
+
+
+def test_observation_fields_in_order() -> None:
+    """``hand_observation`` builds the view positionally: each field, by name, is what it says,
+    at many points of a played series (both seats, every phase, scores that are not zero)."""
+    series = SeriesState(seed=31)
+    rng = random.Random(31)
+    checked = 0
+    while not series.is_over and (checked < 600 or not any(series.score.totals(0))):
+        hand = series.hand
+        for seat in (0, 1):
+            view = observation(series, seat)
+            opponent = 1 - seat
+            assert view.seat == seat
+            assert view.phase is hand.phase
+            assert view.to_move == hand.to_move
+            assert view.dealer == hand.dealer
+            assert view.hand == hand.hands[seat]
+            assert view.discard_pile == hand.discard_pile
+            assert view.stock_count == hand.stock_count
+            assert view.opponent_took == hand.took_from_pile(opponent)
+            assert view.opponent_known == hand.known_cards(opponent)
+            assert view.opponent_hand_size == len(hand.hands[opponent])
+            expected_taken = hand.taken_this_turn if hand.to_move == seat else None
+            assert view.taken_this_turn == expected_taken
+            assert view.turns == hand.turns
+            assert view.history == hand.seen_history(seat)
+            assert view.outcome is None
+            assert view.params is series.params
+            assert view.hand_number == series.hand_number
+            assert view.totals == (series.score.totals(0), series.score.totals(1))
+            assert view.game_winners == series.score.game_winners
+            checked += 1
+        legal = series.legal_actions()
+        knocks = [action for action in legal if isinstance(action, Knock)]
+        series.apply(knocks[0] if knocks else legal[rng.randrange(len(legal))])
+    assert checked >= 600
+    assert series.hand_number > 0
+    assert any(series.score.totals(0))

@@ -29,7 +29,15 @@ from referee.rules import (
 )
 from referee.sandbox import Sandbox, describe_layers, detect_layers, sweep_jails
 from tournaments import render
-from tournaments.cli_common import MoveTime, Strict, bot_app, console, open_sandbox
+from tournaments.cli_common import (
+    MoveTime,
+    PinCpus,
+    Strict,
+    bot_app,
+    console,
+    open_sandbox,
+    place_cpus,
+)
 from tournaments.cli_league import league_app
 from tournaments.cli_replay import replay
 from tournaments.live import MatchView
@@ -118,6 +126,7 @@ def play(
     move_time: MoveTime = 1.0,
     log: Annotated[Path | None, typer.Option(help="Match log file (JSON Lines).")] = None,
     strict: Strict = False,
+    pin: PinCpus = False,
 ) -> None:
     """Play one Hollywood series between two bot folders, shown live."""
     manifests = (_manifest(bot_a), _manifest(bot_b))
@@ -128,11 +137,13 @@ def play(
     if log.exists():
         console.print(f"[red]error:[/red] {log} exists; choose another --log")
         raise typer.Exit(2)
+    placement = place_cpus(pin)
     config = MatchConfig(
         match_id,
         seed,
         time_control=TimeControl(move_time_ms=int(move_time * 1000)),
         sandbox=_active_layers(sandbox),
+        cpus=None if placement is None else placement.as_pair(),
     )
     seats = (
         remote_seat(manifests[0], sandbox.prepare, f"{match_id}-0"),

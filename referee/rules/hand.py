@@ -298,6 +298,14 @@ class HandState:
         """Both seats' cards (referee's view)."""
         return (CardSet.of_mask(self._hands[0]), CardSet.of_mask(self._hands[1]))
 
+    def cards_of(self, seat: int) -> CardSet:
+        """One seat's cards (``hands[seat]`` without making both sets)."""
+        return CardSet.of_mask(self._hands[seat])
+
+    def hand_size(self, seat: int) -> int:
+        """How many cards ``seat`` holds."""
+        return self._hands[seat].bit_count()
+
     @property
     def stock(self) -> tuple[Card, ...]:
         """The stock in drawing order (referee's view)."""

@@ -65,26 +65,33 @@ def hand_observation(hand: HandState, seat: int, series: SeriesState | None = No
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, not {seat!r}")
     opponent = 1 - seat
-    hands = hand.hands
+    if series is None:
+        hand_number, totals, game_winners = 0, NO_SCORES, NO_WINNERS
+    else:
+        score = series.score
+        hand_number = series.hand_number
+        totals, game_winners = (score.totals(0), score.totals(1)), score.game_winners
+    # Positional, in field order: an observation is made for every decision, and keywords cost
+    # a third more here. ``test_observation_fields_in_order`` checks each field by name.
     return Observation(
-        seat=seat,
-        phase=hand.phase,
-        to_move=hand.to_move,
-        dealer=hand.dealer,
-        hand=hands[seat],
-        discard_pile=hand.discard_pile,
-        stock_count=hand.stock_count,
-        opponent_took=hand.took_from_pile(opponent),
-        opponent_known=hand.known_cards(opponent),
-        opponent_hand_size=len(hands[opponent]),
-        taken_this_turn=hand.taken_this_turn if hand.to_move == seat else None,
-        turns=hand.turns,
-        history=hand.seen_history(seat),
-        outcome=_public_outcome(hand.outcome, seat),
-        params=hand.params,
-        hand_number=0 if series is None else series.hand_number,
-        totals=NO_SCORES if series is None else (series.score.totals(0), series.score.totals(1)),
-        game_winners=NO_WINNERS if series is None else series.score.game_winners,
+        seat,
+        hand.phase,
+        hand.to_move,
+        hand.dealer,
+        hand.cards_of(seat),
+        hand.discard_pile,
+        hand.stock_count,
+        hand.took_from_pile(opponent),
+        hand.known_cards(opponent),
+        hand.hand_size(opponent),
+        hand.taken_this_turn if hand.to_move == seat else None,
+        hand.turns,
+        hand.seen_history(seat),
+        _public_outcome(hand.outcome, seat),
+        hand.params,
+        hand_number,
+        totals,
+        game_winners,
     )
 
 

@@ -52,6 +52,7 @@ from referee.sandbox._mounts import (
     runtime_dirs,
     staging_point,
 )
+from referee.sandbox._placement import place_spawner_thread
 from referee.sandbox._procs import (
     descendants,
     forget,
@@ -85,8 +86,14 @@ T = TypeVar("T")
 def on_spawner_thread(start: Callable[..., T], *args: Any) -> T:
     """``start(*args)`` on the one long-lived thread every process of ours with a parent-death
     signal is started from, so that the signal comes when this process dies, not when some
-    short-lived thread retires."""
-    return _SPAWNER.submit(start, *args).result()
+    short-lived thread retires. Under a CPU placement (``pin_cpus``) what it starts runs on the
+    bots' CPUs."""
+    return _SPAWNER.submit(_placed, start, *args).result()
+
+
+def _placed(start: Callable[..., T], *args: Any) -> T:
+    place_spawner_thread()
+    return start(*args)
 
 
 def _label_slug(label: str) -> str:

@@ -187,7 +187,7 @@ def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> lis
         env = {**os.environ, "GIN_REFEREE": address, "GIN_TOKEN": "bench"}
         # Started like the referee starts bots, so that a CPU placement applies to it too.
         launch = functools.partial(subprocess.Popen, [sys.executable, "bot.py"], cwd=ECHO, env=env)
-        bot = on_spawner_thread(launch)
+        bot = on_spawner_thread(launch, bot=True)
         servicer.inbox.get(timeout=30)  # the hello
         times = []
         for index in range(n):

@@ -128,8 +128,9 @@ class _Servicer:
 
         gRPC calls it in its polling thread as soon as a message is in, before it wakes the
         reader thread, which then only asks for the next message. So an answer reaches the match
-        one thread hop sooner, and without parsing its size again. A message that does not parse
-        raises, and gRPC ends the stream (``BROKEN``), as with the plain deserializer.
+        one thread hop sooner, and without parsing its size again. A message over
+        ``MAX_MESSAGE_BYTES`` is not parsed at all (``OVERSIZED``). One that does not parse
+        raises, and gRPC ends the call, as with the plain deserializer.
         """
         if len(data) > MAX_MESSAGE_BYTES:
             self.deliver(Incoming(Arrival.OVERSIZED, time.monotonic(), detail=str(len(data))))

@@ -22,6 +22,7 @@ from referee.rules import (
     DRAW_STOCK,
     PASS_UPCARD,
     Action,
+    Card,
     DrawStock,
     Event,
     HandRecord,
@@ -34,7 +35,6 @@ from referee.rules import (
     SeriesState,
     deck_commitment,
     observation,
-    shuffled_deck,
 )
 from referee.rules.hand import DISCARDS
 from referee.rules.play import best_throw
@@ -52,6 +52,9 @@ from referee.seats import (
 
 FORFEIT = "forfeit"
 CLOSE_TIMEOUT_S = 5.0
+DEADLINE_MOVE_S = 0.001
+"""Log writing after a request is out shorter than this leaves the decision's deadline alone (the
+grace covers it); a longer stall moves it, so that a slow disk never times a bot out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +186,8 @@ class Match:
         self.identities: list[BotIdentity | None] = [None, None]
         self.request_id = 0
         self.announced = -1
+        self._dealt: tuple[Card, ...] = ()
+        """The deck of the hand announced last (revealed in its ``hand_end`` record)."""
         self.startup_faults: list[Fault] = []
         """Faults of the start, recorded once the header is written."""
         self._clock = trio.CancelScope()
@@ -190,6 +195,8 @@ class Match:
         self._asking: _Asking | None = None
         self._records: list[tuple[str, dict[str, Any]]] = []
         """Log records not written yet (see :meth:`_write_records`)."""
+        self._sent = False
+        """Whether the seat said that the current decision's request is out."""
 
     async def run(self) -> MatchResult:
         """Connect, play the series to its end (or a forfeit), close both seats."""
@@ -280,16 +287,31 @@ class Match:
     def _write_records(self) -> None:
         """Write the queued records, in order, and flush the log.
 
-        The match calls it once each decision request is on its way (``Decision.sent``), so the
-        log is written while the bot thinks and not on the path its answer waits for; and again
-        when the decision is over and when the match ends. So the log is on disk up to the
-        request the match is waiting for: a crash leaves every record up to there.
+        The match calls it once each decision request is on its way (:meth:`_request_sent`), so
+        the log is written while the bot thinks and not on the path its answer waits for (after
+        the decision for a seat that does not say when its request is out), and when the match
+        ends. So the log is on disk up to the request the match is waiting for: a crash leaves
+        every record up to there.
         """
         if self._records:
             records, self._records = self._records, []
             for record_type, fields in records:
                 self.log.write(record_type, **fields)
             self.log.flush()
+
+    def _request_sent(self) -> None:
+        """``Decision.sent``: write the log while the bot thinks. The time that takes is the
+        referee's, not the bot's: the decision's start moves by it (its deadline too, past
+        ``DEADLINE_MOVE_S``)."""
+        self._sent = True
+        begun = trio.current_time()
+        self._write_records()
+        asking = self._asking
+        if asking is not None:
+            spent = trio.current_time() - begun
+            asking.started += spent
+            if spent > DEADLINE_MOVE_S:
+                self._clock.deadline += spent
 
     # --- play ----------------------------------------------------------------------------------
 
@@ -351,6 +373,7 @@ class Match:
     def _announce_hand(self) -> None:
         hand = self.series.hand
         self.announced = self.series.hand_number
+        self._dealt = hand.deck
         commitment = deck_commitment(hand.deck)
         self._log(
             "hand_start", hand=self.series.hand_number, dealer=hand.dealer, commitment=commitment
@@ -371,7 +394,7 @@ class Match:
         outcome = record.outcome
         score = self.series.score
         totals = (score.totals(0), score.totals(1))
-        deck = shuffled_deck(self.config.seed, record.number)
+        deck = self._dealt  # the hand that ended is the one announced last
         self._log(
             "hand_end",
             hand=record.number,
@@ -412,7 +435,7 @@ class Match:
             control.move_time_ms + bank,
             bank,
             limit_ms,
-            self._write_records,
+            self._request_sent,
         )
         self._log(
             "request",
@@ -424,6 +447,7 @@ class Match:
         )
         asking = _Asking(seat, request_id, trio.current_time(), limit_ms)
         self._asking = asking
+        self._sent = False
         self._clock.deadline = asking.started + limit_ms / 1000
         fault: BotFault | None = None
         action: Action | None = None
@@ -432,8 +456,9 @@ class Match:
         except BotFault as error:
             fault = error
         self._asking = None
-        self._write_records()  # if the seat did not say when its request was out
         self._settle(asking, action, fault)
+        if not self._sent:
+            self._write_records()  # the seat did not say when its request was out
 
     def _timed_out(self) -> None:
         """Finish the turn whose decision the clock cut short (see :meth:`_play`)."""

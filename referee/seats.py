@@ -57,9 +57,10 @@ class Decision:
     limit_ms: float
     """When the referee gives up: ``time_left_ms`` plus grace."""
     sent: Callable[[], None] = lambda: None
-    """A seat calls it once the request is on its way (before it waits for the answer): the match
-    does its bookkeeping then, while the bot thinks, rather than on the path the answer waits for.
-    Calling it is optional and idempotent; the match catches up once ``decide`` returns."""
+    """A seat calls it once, when the request is on its way (before it waits for the answer): the
+    match writes its log then, while the bot thinks, rather than on the path the answer waits
+    for, and does not count that time as the bot's. Optional: without it the match writes the
+    log once ``decide`` returns."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from referee.rules import (
     Observation,
     Phase,
     RandomPolicy,
+    RuleParams,
     SeriesState,
     greedy_policy,
     patient_policy,
@@ -379,3 +381,26 @@ def test_a_log_that_cannot_be_written_stops_the_match_and_the_bots_still_go(shor
     with pytest.raises(OSError, match="No space left"):
         run(seats, MatchConfig("d", 2), Failing(room))  # type: ignore[arg-type]
     assert all(seat.closed for seat in seats)
+
+
+class Stalling(Recorder):
+    """A log on a slow disk: its first flush takes 0.3 s."""
+
+    def flush(self) -> None:
+        super().flush()
+        if self.flushes == 1:
+            time.sleep(0.3)
+
+
+def test_time_spent_writing_the_log_is_not_the_bots() -> None:
+    log = Stalling()
+    seats = (InProcessSeat(greedy_policy), InProcessSeat(greedy_policy))
+    config = MatchConfig("slow-disk", 6, RuleParams(hand_cap=1), TimeControl(100, 50, 0))
+    result = trio.run(play_match, seats, config, log)
+    assert log.flushes > 10
+    assert result.faults == ()
+    times = [
+        fields["ms"] for kind, fields in log.records if kind == "action" and fields["by"] == "bot"
+    ]
+    assert times
+    assert max(times) < 100, times[:3]

@@ -146,3 +146,28 @@ def test_observation_fields_in_order() -> None:
     assert checked >= 600
     assert series.hand_number > 0
     assert any(series.score.totals(0))
+
+
+def test_observation_of_an_ended_hand_shows_its_outcome() -> None:
+    """The ``outcome`` field (never set during a series, whose next hand is dealt at once): after
+    a knock both hands are shown; after a drawn hand only the seat's own."""
+    ended = {}
+    for seed in range(40):
+        hand = HandState.deal(shuffled_deck(seed, 0), seed % 2)
+        rng = random.Random(seed)
+        while not hand.is_over:
+            legal = hand.legal_actions()
+            knocks = [action for action in legal if isinstance(action, Knock)]
+            hand.apply(knocks[0] if knocks and seed % 3 else legal[rng.randrange(len(legal))])
+        assert hand.outcome is not None
+        ended[hand.outcome.end.drawn] = hand
+    assert set(ended) == {True, False}
+    for drawn, hand in ended.items():
+        outcome = hand.outcome
+        assert outcome is not None
+        for seat in (0, 1):
+            view = observation(hand, seat)
+            assert view.outcome is not None
+            assert view.outcome.end is outcome.end
+            assert view.outcome.hands[seat] == outcome.hands[seat]
+            assert bool(view.outcome.hands[1 - seat]) is not drawn

@@ -93,12 +93,14 @@ def test_pinning_moves_every_thread_and_what_the_spawner_starts(placement: CpuPl
     later.start()
     later.join()
     assert started == [placement.referee]  # threads started later inherit the referee's CPUs
-    assert on_spawner_thread(child_cpus) == placement.bots
-    assert child_cpus() == placement.referee  # only the spawner's children go to the bots
+    assert on_spawner_thread(child_cpus, bot=True) == placement.bots
+    assert child_cpus() == placement.referee  # only the spawner's bots go to the bots' CPUs
+    assert on_spawner_thread(child_cpus) == placement.referee  # anything else: the referee's
+    assert on_spawner_thread(child_cpus, bot=True) == placement.bots
     pin_cpus(None)
     assert current_placement() is None
     assert thread_cpus() == {CPUS}
-    assert on_spawner_thread(child_cpus) == CPUS
+    assert on_spawner_thread(child_cpus, bot=True) == CPUS
 
 
 @two_cpus

@@ -83,16 +83,16 @@ _SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="g
 T = TypeVar("T")
 
 
-def on_spawner_thread(start: Callable[..., T], *args: Any) -> T:
+def on_spawner_thread(start: Callable[..., T], *args: Any, bot: bool = False) -> T:
     """``start(*args)`` on the one long-lived thread every process of ours with a parent-death
     signal is started from, so that the signal comes when this process dies, not when some
     short-lived thread retires. Under a CPU placement (``pin_cpus``) what it starts runs on the
-    bots' CPUs."""
-    return _SPAWNER.submit(_placed, start, *args).result()
+    bots' CPUs if ``bot``, else on the referee's."""
+    return _SPAWNER.submit(_placed, bot, start, *args).result()
 
 
-def _placed(start: Callable[..., T], *args: Any) -> T:
-    place_spawner_thread()
+def _placed(bot: bool, start: Callable[..., T], *args: Any) -> T:
+    place_spawner_thread(bot=bot)
     return start(*args)
 
 
@@ -342,7 +342,7 @@ class BotJail:
             try:
                 chain = self._chain(program, fds)
                 cwd = "/" if self.bwrap else str(self.code_dir)
-                popen = on_spawner_thread(_start, chain, env, cwd, fds)
+                popen = on_spawner_thread(_start, chain, env, cwd, fds, bot=True)
                 started(popen.pid)
             finally:
                 for fd in fds:

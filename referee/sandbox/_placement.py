@@ -9,7 +9,8 @@ both placements side by side).
 
 Every thread of the referee process is pinned with ``sched_setaffinity``; bots inherit their
 CPUs from the one spawner thread they are all started from (see ``on_spawner_thread``), which is
-given the bots' CPUs before each start. Nothing in the launch command changes.
+given the bots' CPUs before each bot's start (and the referee's before anything else it starts).
+Nothing in the launch command changes.
 
 This is placement for speed and steadier timing, not a sandbox layer: a bot may change its own
 affinity (nothing it gains but the referee's CPU, which only slows everyone down).
@@ -116,6 +117,8 @@ def pin_cpus(placement: CpuPlacement | None) -> None:
             except ProcessLookupError:
                 continue  # the thread ended meanwhile
         _placement = placement
+        if placement is None:
+            _original = None  # nothing to restore any more: the spawner is left alone again
 
 
 def current_placement() -> CpuPlacement | None:
@@ -123,9 +126,9 @@ def current_placement() -> CpuPlacement | None:
     return _placement
 
 
-def place_spawner_thread() -> None:
-    """Give the calling thread (the spawner) the bots' CPUs, so that what it starts runs there;
-    once a placement is undone, the CPUs the process had before. No-op if never pinned."""
+def place_spawner_thread(*, bot: bool) -> None:
+    """Under a placement, give the calling thread (the spawner) the bots' CPUs if it is about to
+    start a bot, else the referee's, so that what it starts runs there. No-op otherwise."""
     with _lock:
-        if _original is not None:
-            os.sched_setaffinity(0, _original if _placement is None else _placement.bots)
+        if _placement is not None:
+            os.sched_setaffinity(0, _placement.bots if bot else _placement.referee)

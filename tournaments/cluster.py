@@ -448,8 +448,10 @@ class DaskExecutor:
                 (``strict``) workers missing sandbox layers.
         """
         # A lost scheduler is reported once, plainly (ClusterError), not also as the client's
-        # reconnection tracebacks in the middle of the live display.
-        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+        # reconnection tracebacks in the middle of the live display (nor as the traceback its
+        # batched sender logs at INFO when the connection closes under a send).
+        for name in ("distributed.client", "distributed.batched"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
         except (OSError, TimeoutError) as error:

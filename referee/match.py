@@ -52,9 +52,10 @@ from referee.seats import (
 
 FORFEIT = "forfeit"
 CLOSE_TIMEOUT_S = 5.0
-DEADLINE_MOVE_S = 0.001
-"""Log writing after a request is out shorter than this leaves the decision's deadline alone (the
-grace covers it); a longer stall moves it, so that a slow disk never times a bot out."""
+LOG_STALL_S = 0.001
+"""Log writing after a request is out that takes longer than this (a stalled disk) is not counted
+as the bot's time; shorter writes (tens of µs) are left in it, well within the grace, so that the
+decision times stay true round trips."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,18 +301,17 @@ class Match:
             self.log.flush()
 
     def _request_sent(self) -> None:
-        """``Decision.sent``: write the log while the bot thinks. The time that takes is the
-        referee's, not the bot's: the decision's start moves by it (its deadline too, past
-        ``DEADLINE_MOVE_S``)."""
+        """``Decision.sent``: write the log while the bot thinks. A write that stalls past
+        ``LOG_STALL_S`` is the referee's time, not the bot's: the decision's start and deadline
+        move by it."""
         self._sent = True
         begun = trio.current_time()
         self._write_records()
+        spent = trio.current_time() - begun
         asking = self._asking
-        if asking is not None:
-            spent = trio.current_time() - begun
+        if asking is not None and spent > LOG_STALL_S:
             asking.started += spent
-            if spent > DEADLINE_MOVE_S:
-                self._clock.deadline += spent
+            self._clock.deadline += spent
 
     # --- play ----------------------------------------------------------------------------------
 

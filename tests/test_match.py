@@ -392,9 +392,20 @@ class Stalling(Recorder):
             time.sleep(0.3)
 
 
+class Thinking(InProcessSeat):
+    """Says its request is out, then thinks for 10 ms (a checkpoint the clock can cut)."""
+
+    async def decide(self, decision: Decision) -> Action:
+        decision.sent()
+        await trio.sleep(0.01)
+        return self.policy(decision.view, decision.legal)
+
+
 def test_time_spent_writing_the_log_is_not_the_bots() -> None:
+    """A disk that stalls 0.3 s, against a 100 ms move time and a 50 ms grace: no timeout, and
+    the stall is not in the bot's decision time."""
     log = Stalling()
-    seats = (InProcessSeat(greedy_policy), InProcessSeat(greedy_policy))
+    seats = (Thinking(greedy_policy), Thinking(greedy_policy))
     config = MatchConfig("slow-disk", 6, RuleParams(hand_cap=1), TimeControl(100, 50, 0))
     result = trio.run(play_match, seats, config, log)
     assert log.flushes > 10

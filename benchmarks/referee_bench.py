@@ -2,19 +2,20 @@
 
 1. Per-decision round trip from the referee to a trivial bot over the full stack (match loop,
    rules, conversions, the match log written to a file as ``gin play`` does, the trio/gRPC
-   bridge, a sandboxed process), beside a bare grpcio
-   bidirectional stream (same messages, same direction, plain threads) and a raw Unix-socket
-   ping-pong between two processes. Each decision of a match also gives the other bot the
-   opponent's action. A bot without Hello.events_in_requests gets it as an event right before its
-   own request: the "event + request" row is the bare stream doing that (two messages down per
-   round trip). The echo bot sets the flag, so the action rides in its next request and the full
-   stack sends one message per decision, like the plain bare row. The full stack is shown as the
-   mean of the referee's decision times (as the match stats give it) and as their median (the
-   bare rows are medians), with the referee process's CPU time per decision.
-   Both placements are measured: free (the scheduler's choice) and pinned (``--pin-cpus``: the
-   referee, or the bare stream's server, on one CPU and the bots on the others). Each pinned
-   row is compared with the bare stream pinned the same way.
-2. Series per second with two greedy bots (sandboxed processes, start-up included).
+   bridge, a sandboxed process), beside a bare grpcio bidirectional stream (same messages, same
+   direction, plain threads) and a raw Unix-socket ping-pong between two processes. Each
+   decision of a match also gives the other bot the opponent's action. A bot without
+   Hello.events_in_requests gets it as an event right before its own request: the "event +
+   request" row is the bare stream doing that (two messages down per round trip). The echo bot
+   sets the flag, so the action rides in its next request and the full stack sends one message
+   per decision, like the plain bare row. The full stack is shown as the mean of the referee's
+   decision times (as the match stats give it) and as their median (the bare rows are medians),
+   with the referee process's CPU time per decision. Both placements are measured: free (the
+   scheduler's choice) and pinned (``--pin-cpus``: the referee, or the bare stream's server, on
+   one CPU and the bots on the others). Each pinned row is compared with the bare stream pinned
+   the same way.
+2. Series per second with two greedy bots (sandboxed processes, start-up included), free and
+   pinned.
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
 4. The referee's memory per running match.
 

@@ -71,6 +71,7 @@ def _request_line(fields: dict[str, Any]) -> str | None:
         and _plain_int(seat)
         and _plain_int(legal)
         and _plain_float(limit)
+        and type(phase) is str
         and phase in _PHASE_NAMES
     ):
         return None
@@ -108,6 +109,7 @@ def _action_line(fields: dict[str, Any]) -> str | None:
         text is not None
         and _plain_int(seat)
         and _plain_int(request)
+        and type(chooser) is str
         and chooser in _CHOOSERS
         and _plain_float(elapsed)
     ):

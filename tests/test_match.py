@@ -334,6 +334,8 @@ def test_log_lines_from_templates_equal_the_json_encoders() -> None:
         ("action", {"seat": 1, "request": 9, "action": {"kind": "x"}, "by": "bot", "ms": -0.0}),
         ("action", {"seat": 1, "request": 9, "action": {}, "by": "bot", "ms": math.inf}),
         ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": math.nan}),
+        ("request", {"id": 1, "seat": 0, "phase": ["draw"], "legal": 2, "limit_ms": 1.0}),
+        ("action", {"seat": 1, "request": 9, "action": {}, "by": ["bot"], "ms": 1.0}),
     ]
     for record_type, fields in odd:
         assert record_line(record_type, fields) == encoder_line(record_type, fields)

@@ -26,6 +26,7 @@ from referee.sandbox import (
     on_spawner_thread,
     pin_cpus,
 )
+from referee.sandbox._procs import descendants
 from tournaments.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,13 +62,11 @@ def thread_cpus() -> set[frozenset[int]]:
 
 def tree_cpus(pid: int) -> list[frozenset[int]]:
     """The CPU set of every thread of a process and its descendants."""
-    found, todo = [], [pid]
-    while todo:
-        process = todo.pop()
-        for task in Path(f"/proc/{process}/task").iterdir():
-            found.append(frozenset(os.sched_getaffinity(int(task.name))))
-            todo += [int(child) for child in (task / "children").read_text().split()]
-    return found
+    return [
+        frozenset(os.sched_getaffinity(int(task.name)))
+        for process in {pid} | descendants([pid])
+        for task in Path(f"/proc/{process}/task").iterdir()
+    ]
 
 
 def test_split_gives_the_referee_a_quarter_of_the_cpus_and_refuses_one() -> None:

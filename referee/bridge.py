@@ -15,6 +15,17 @@ the sending thread has taken it. Otherwise the sending thread, just woken, would
 GIL while trio goes on to park its task, and the request would leave later (about 15 µs per
 decision on the reference machine).
 
+A seat's server admits one connection and one stream on it, in gRPC's core
+(``grpc.max_allowed_incoming_connections`` and ``grpc.max_concurrent_streams``): a further
+connection is closed as it is accepted and a further stream refused, before any Python code of
+the referee runs, so a bot flooding its own socket (new connections, streams to unknown methods,
+rapid resets, on other connections or on its own) costs the referee neither descriptors nor
+memory nor GIL time, and the other seat nothing (``benchmarks/flood_bench.py``: without the
+limits one flooded series took the referee from 50 to 730 MiB and timed the honest opponent
+out; with them nothing moves). So each seat's gRPC termination stays in the referee's process:
+a process of its own per seat would add a hop to every decision and buy nothing more here.
+Refused connections and streams never reach the match, so they are not counted as faults.
+
 The eventfd, not ``TrioToken.run_sync_soon``, because it wakes the waiting task straight from
 trio's I/O poll: run_sync_soon goes through trio's wakeup socket and its entry-queue task, which
 cost about 45 µs more CPU (and 60 µs more latency) per arrival on the reference machine.
@@ -194,6 +205,8 @@ class SeatChannel:
                 ("grpc.max_receive_message_length", TRANSPORT_LIMIT_BYTES),
                 ("grpc.max_send_message_length", 4 * 1024 * 1024),
                 ("grpc.so_reuseport", 0),
+                ("grpc.max_allowed_incoming_connections", 1),
+                ("grpc.max_concurrent_streams", 1),
             ],
             maximum_concurrent_rpcs=2,
         )

@@ -55,8 +55,8 @@ class CheckReport:
 _ADVICE: Final = {
     FaultKind.STARTUP_FAILURE: (
         "starts and says hello",
-        "connect to GIN_REFEREE and send Hello with GIN_TOKEN and protocol_version 1 within "
-        "the start-up budget",
+        "connect to GIN_REFEREE and send Hello with GIN_TOKEN, protocol_version 1 and the name "
+        "and version of bot.toml within the start-up budget",
     ),
     FaultKind.TIMEOUT: ("answers every request in time", "answer within the move time"),
     FaultKind.ILLEGAL_ACTION: (
@@ -74,10 +74,15 @@ _ADVICE: Final = {
 }
 
 
+def stderr_lines(fault: Fault, count: int = 3) -> list[str]:
+    """The last ``count`` lines of the bot's stderr in a fault's evidence (raw bot text)."""
+    return str(fault.evidence.get("stderr_tail", "")).strip().splitlines()[-count:]
+
+
 def _fault_line(fault: Fault) -> str:
     _, advice = _ADVICE[fault.kind]
     where = f" on request {fault.request_id}" if fault.request_id else ""
-    tail = str(fault.evidence.get("stderr_tail", "")).strip().splitlines()[-3:]
+    tail = stderr_lines(fault)
     stderr = f" (stderr: {' | '.join(tail)})" if tail else ""
     return f"{fault.detail}{where}: {advice}{stderr}"
 

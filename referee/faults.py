@@ -37,10 +37,13 @@ class Fault:
     elapsed_ms: float = 0.0
     evidence: dict[str, Any] = field(default_factory=dict)
     """What was asked, what came back, the bot's stderr tail (capped), exit status."""
+    stray: bool = False
+    """A fault beside the decision on ``request_id`` (a stray answer, a second stream): a strike
+    of its own while the seat waited on; the decision went on to its own end."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form for the match log."""
-        return {
+        """JSON-ready form for the match log (``stray`` only when set, so older logs read alike)."""
+        fields = {
             "seat": self.seat,
             "kind": self.kind.value,
             "detail": self.detail,
@@ -48,6 +51,9 @@ class Fault:
             "elapsed_ms": round(self.elapsed_ms, 3),
             "evidence": self.evidence,
         }
+        if self.stray:
+            fields["stray"] = True
+        return fields
 
 
 class BotFault(Exception):

@@ -3,11 +3,13 @@
 The referee holds the full state; each seat gets only its observation. Every answer is checked
 against the rules before anything is applied; a fault is recorded with its evidence, and the
 fault policy decides between a strike (the referee plays a safe legal action instead) and a
-forfeit. Every step goes to the match log as it happens.
+forfeit. A fault beside a decision (a stray answer, a second stream) is a strike of its own and
+the decision goes on. Every step goes to the match log as it happens.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,7 +19,15 @@ import trio
 
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotFault, BotTimeout, Fault, FaultKind, IllegalAction, StartupFailure
-from referee.matchlog import LOG_FORMAT, LogWriter, NullLog, action_to_dict, seed_commitment
+from referee.matchlog import (
+    LOG_FORMAT,
+    SALT_BYTES,
+    LogWriter,
+    NullLog,
+    action_to_dict,
+    hand_salt,
+    seed_commitment,
+)
 from referee.rules import (
     DRAW_STOCK,
     PASS_UPCARD,
@@ -64,6 +74,7 @@ class MatchConfig:
 
     match_id: str
     seed: int
+    """The deal seed: a secret of the referee's until the series is over (see ``referee.deals``)."""
     params: RuleParams = field(default_factory=RuleParams)
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
@@ -72,6 +83,8 @@ class MatchConfig:
     cpus: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     """The CPU placement in force, for the log: the referee's CPUs and the bots' (see
     ``referee.sandbox.CpuPlacement``); ``None``: no placement."""
+    salt: bytes = field(default_factory=lambda: secrets.token_bytes(SALT_BYTES), repr=False)
+    """Salts the seed and deck commitments; revealed in the result record only."""
 
 
 @dataclass(slots=True)
@@ -198,6 +211,8 @@ class Match:
         """Log records not written yet (see :meth:`_write_records`)."""
         self._sent = False
         """Whether the seat said that the current decision's request is out."""
+        self._noticed_fault = self._noticed
+        """``Decision.noticed``, bound once rather than on each decision's path."""
 
     async def run(self) -> MatchResult:
         """Connect, play the series to its end (or a forfeit), close both seats."""
@@ -270,7 +285,7 @@ class Match:
             match_id=self.config.match_id,
             started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             rules=self.config.params.to_dict(),
-            seed_commitment=seed_commitment(self.config.seed),
+            seed_commitment=seed_commitment(self.config.seed, self.config.salt),
             first_dealer=self.series.first_dealer,
             time_control=self.config.time_control.to_dict(),
             fault_policy=self.config.fault_policy.to_dict(),
@@ -374,7 +389,7 @@ class Match:
         hand = self.series.hand
         self.announced = self.series.hand_number
         self._dealt = hand.deck
-        commitment = deck_commitment(hand.deck)
+        commitment = deck_commitment(hand.deck, hand_salt(self.config.salt, self.announced))
         self._log(
             "hand_start", hand=self.series.hand_number, dealer=hand.dealer, commitment=commitment
         )
@@ -410,6 +425,7 @@ class Match:
             totals=[list(seat) for seat in totals],
             turns=outcome.turns,
             deck=[str(card) for card in deck],
+            salt=hand_salt(self.config.salt, record.number).hex(),
         )
         for seat in self.seats:
             seat.notify(
@@ -436,6 +452,7 @@ class Match:
             bank,
             limit_ms,
             self._request_sent,
+            self._noticed_fault,
         )
         self._log(
             "request",
@@ -460,6 +477,25 @@ class Match:
         if not self._sent:
             self._write_records()  # the seat did not say when its request was out
 
+    def _noticed(self, error: BotFault) -> bool:
+        """``Decision.noticed``: a fault beside the decision in progress (a stray answer, a second
+        stream) is a strike of its own, and the seat waits on for its answer. When that strike
+        would forfeit, it is left to the seat to raise, and :meth:`_settle` records it."""
+        asking = self._asking
+        assert asking is not None, "a seat notices faults only during a decision"
+        seat = asking.seat
+        if self.config.fault_policy.forfeits(error.kind, self.stats[seat].strikes + 1):
+            return True
+        elapsed_ms = (trio.current_time() - asking.started) * 1000
+        fault = error.fault
+        evidence = {**fault.evidence, **self.seats[seat].diagnostics()}
+        self._record(
+            Fault(
+                seat, fault.kind, fault.detail, asking.request_id, elapsed_ms, evidence, stray=True
+            )
+        )
+        return False
+
     def _timed_out(self) -> None:
         """Finish the turn whose decision the clock cut short (see :meth:`_play`)."""
         asking = self._asking
@@ -473,6 +509,10 @@ class Match:
         seat, request_id = asking.seat, asking.request_id
         elapsed_ms = (trio.current_time() - asking.started) * 1000
         self._charge(seat, elapsed_ms)
+        if fault is None and elapsed_ms > asking.limit_ms:  # the clock fired late: a loaded host
+            fault = BotTimeout(
+                f"answered after {elapsed_ms:.0f} ms, over the limit of {asking.limit_ms:.0f} ms"
+            )
         if fault is None and action is not None:
             hands_before = len(self.series.finished)
             try:
@@ -542,7 +582,7 @@ class Match:
         )
 
     def _finish(self, result: MatchResult) -> None:
-        self._log("result", **result.to_dict(), seed=self.config.seed)
+        self._log("result", **result.to_dict(), seed=self.config.seed, salt=self.config.salt.hex())
         for seat in self.seats:
             seat.notify(
                 SeriesEnded(

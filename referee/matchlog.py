@@ -1,15 +1,17 @@
 """Match logs: one JSON object per line, written and flushed as the series goes.
 
 A log never holds a secret a bot could use while the series is on: the header commits to the
-seed (its SHA-256) and each hand record to its deck, the deck order is revealed when its hand
-has ended, and the seed in the final record. A stock draw is logged without its card (the deck
-reveal gives it). So a log read mid-series tells nothing a seat could not see, and a finished
-log lets anyone re-deal and check every hand.
+seed and each hand record to its deck, both salted with secrets of the match (so a guess of the
+seed cannot be tested against them), the deck order and its hand's salt are revealed when its
+hand has ended, and the seed and the match salt in the final record. A stock draw is logged
+without its card (the deck reveal gives it). So a log read mid-series tells nothing a seat
+could not see, and a finished log lets anyone re-deal and check every hand.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 from pathlib import Path
@@ -122,17 +124,44 @@ def _action_line(fields: dict[str, Any]) -> str | None:
 
 _TEMPLATES: Final = {"request": _request_line, "action": _action_line}
 
-LOG_FORMAT: Final = 1
-"""Version of the record layout; a reader refuses versions it does not know."""
+LOG_FORMAT: Final = 2
+"""Version of the record layout; a reader refuses versions it does not know. Format 2 salts the
+seed and deck commitments (the salts are revealed with the decks and in the result); format 1
+committed to them unsalted, so a seat could test guesses of the seed against them."""
+READABLE_FORMATS: Final = (1, 2)
 
 
-def seed_commitment(seed: int) -> str:
-    """SHA-256 hex of the seed's decimal text.
+SALT_BYTES: Final = 16
+_SEED_DOMAIN: Final = b"hollywood-gin/seed-commitment/v2/"
+_HAND_SALT_DOMAIN: Final = b"hollywood-gin/hand-salt/v2/"
+
+
+def seed_commitment(seed: int, salt: bytes | None = None) -> str:
+    """SHA-256 hex of the match salt and the seed's decimal text (the header's commitment).
+
+    The salt, secret until the result record reveals it, stops anyone testing seed guesses
+    against the commitment. ``None``: the unsalted commitment of format-1 logs.
 
     >>> seed_commitment(7) == hashlib.sha256(b"7").hexdigest()
     True
+    >>> seed_commitment(7, bytes(16)) == seed_commitment(7, b"x" * 16)
+    False
     """
-    return hashlib.sha256(str(seed).encode()).hexdigest()
+    if salt is None:
+        return hashlib.sha256(str(seed).encode()).hexdigest()
+    return hashlib.sha256(_SEED_DOMAIN + salt + str(seed).encode()).hexdigest()
+
+
+def hand_salt(match_salt: bytes, hand: int) -> bytes:
+    """The salt of one hand's deck commitment, from the match salt.
+
+    Revealed with the deck once the hand has ended; it tells nothing of another hand's salt.
+
+    >>> hand_salt(bytes(16), 1) != hand_salt(bytes(16), 2) and len(hand_salt(bytes(16), 1))
+    16
+    """
+    message = _HAND_SALT_DOMAIN + hand.to_bytes(8, "big")
+    return hmac.new(match_salt, message, hashlib.sha256).digest()[:SALT_BYTES]
 
 
 def action_to_dict(action: Action, *, hide_card: bool = False) -> dict[str, Any]:
@@ -271,7 +300,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             records.append(record)
     if records and records[0].get("type") == "header":
         version = records[0].get("format")
-        if version != LOG_FORMAT:
+        if version not in READABLE_FORMATS:
             raise ValueError(
                 f"{path}: log format {version!r} is not known (this reads {LOG_FORMAT})"
             )

@@ -2,11 +2,12 @@
 
 The referee owns the socket: it binds ``referee.sock`` in the seat's run folder, hands the bot
 the address and a one-time token in its environment, and takes the bot's hello within the
-start-up budget. Each decision is one request on the stream; the answer must echo its id. A bot
-whose hello sets ``events_in_requests`` gets the opponent's actions inside its next request rather
-than as separate events (any other event or the goodbye sends the held ones first). The bot's
-stdout and stderr are drained by threads that keep only a capped head and tail, so a flooding bot
-cannot fill the referee's memory.
+start-up budget. Each decision is one request on the stream; the answer must echo its id (a
+stray answer is a strike of its own, and the seat waits on for the right one). A bot whose hello
+sets ``events_in_requests`` gets the opponent's actions inside its next request rather than as
+separate events (any other event or the goodbye sends the held ones first). The bot's stdout and
+stderr are drained by threads that keep only a capped head and tail, so a flooding bot cannot
+fill the referee's memory.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from protocol.convert import (
     score_to_pb,
 )
 from protocol.manifest import Manifest
+from referee.bot_text import shown
 from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
 from referee.faults import BotCrashed, BotProtocolError, FaultKind, StartupFailure
 from referee.rules import Action, PublicEvent
@@ -129,6 +131,8 @@ class RemoteSeat:
         self.stdout: OutputDrain | None = None
         self.stderr: OutputDrain | None = None
         self.stale: set[int] = set()
+        """Request ids whose answers are dropped unseen: timed out (the timeout was the strike),
+        or settled and struck once already for a stray answer."""
         self.encoder = RequestEncoder()
         self.seat = -1
         self.events_in_requests = False
@@ -149,7 +153,8 @@ class RemoteSeat:
 
         Raises:
             StartupFailure: the jail, the socket or the process could not be set up, or the
-                bot's first message was not a correct hello.
+                bot's first message was not a correct hello (its token, its protocol version,
+                and the name and version of its bot.toml).
         """
         self.seat = seat
         try:
@@ -211,8 +216,22 @@ class RemoteSeat:
             )
             self._goodbye(pb.GOODBYE_REASON_PROTOCOL_MISMATCH, detail)
             raise StartupFailure(detail, seat=self.seat)
+        self._check_identity(hello)
         self.events_in_requests = hello.events_in_requests
-        return BotIdentity(hello.name[:64], hello.version[:32], self.code_hash)
+        return BotIdentity(self.manifest.name, self.manifest.version, self.code_hash)
+
+    def _check_identity(self, hello: pb.Hello) -> None:
+        """The hello must name the bot as its bot.toml does: no bot passes for another."""
+        manifest = self.manifest
+        if (hello.name, hello.version) == (manifest.name, manifest.version):
+            return
+        detail = (
+            f"the hello says name '{shown(hello.name, 64)}' version "
+            f"'{shown(hello.version, 32)}', but bot.toml says name '{manifest.name}' version "
+            f"'{manifest.version}': send the name and version of bot.toml"
+        )
+        self._goodbye(pb.GOODBYE_REASON_REMOVED, detail)
+        raise StartupFailure(detail, seat=self.seat, evidence=self.diagnostics())
 
     async def welcome(self, welcome: Welcome) -> None:
         """Send the Welcome."""
@@ -238,11 +257,18 @@ class RemoteSeat:
     # --- play ----------------------------------------------------------------------------------
 
     async def decide(self, decision: Decision) -> Action:
-        """Ask for one action; a late answer to an earlier, timed-out request is dropped.
+        """Ask for one action: the answer that echoes the request's id.
+
+        Whatever else comes meanwhile is no answer to it: a stray answer (echoing a request
+        settled already, or an id never issued), another kind of message, an oversized one, a
+        second stream. Each is a fault beside the decision (``decision.noticed``), and the seat
+        waits on within the same limit. Answers to a request that timed out, and further copies
+        of a stray answer already struck, are dropped unseen.
 
         Raises:
             BotCrashed: the process exited or the stream closed.
-            BotProtocolError: a wrong request id, a malformed or unexpected message.
+            BotProtocolError: a malformed answer, a broken stream, or a fault beside the decision
+                whose strike forfeits the series.
         """
         request_id = decision.request_id
         self._send(self._request(decision), hand_over=True)
@@ -250,7 +276,7 @@ class RemoteSeat:
         try:
             while True:
                 item = await self._next()
-                action = self._answer(item, request_id)
+                action = self._answer(item, decision)
                 if action is not None:
                     return action
         except trio.Cancelled:
@@ -280,39 +306,62 @@ class RemoteSeat:
             while process.poll() is None:
                 await trio.sleep(0.01)
 
-    def _answer(self, item: Incoming, request_id: int) -> Action | None:
-        if item.arrival is not Arrival.MESSAGE or item.message is None:
-            if item.arrival is Arrival.SECOND_STREAM:
-                raise BotProtocolError("opened a second stream", evidence=self.diagnostics())
-            if item.arrival is Arrival.OVERSIZED:
-                raise BotProtocolError(
-                    f"oversized message: {item.detail} bytes, the limit is "
-                    f"{MAX_MESSAGE_BYTES // 1024} KiB"
-                )
-            fault = BotProtocolError if "RESOURCE_EXHAUSTED" in item.detail else BotCrashed
-            raise fault(self._describe(item), evidence=self.diagnostics())
+    def _answer(self, item: Incoming, decision: Decision) -> Action | None:
+        """The action ``item`` answers the decision with; None for anything else (noticed)."""
         message = item.message
+        if item.arrival is not Arrival.MESSAGE or message is None:
+            self._arrival(item, decision)
+            return None
         kind = message.WhichOneof("kind")
         if kind != "action":
-            raise BotProtocolError(
-                f"expected an action, got {kind or 'an empty message'}",
-                evidence={"message": str(message)[:500]},
-            )
-        answered = message.action.request_id
-        if answered in self.stale:
-            self.stale.discard(answered)
+            detail = f"expected an action, got {kind or 'an empty message'}"
+            _notice(decision, BotProtocolError(detail, evidence={"message": str(message)[:500]}))
             return None
-        if answered != request_id:
-            raise BotProtocolError(
-                f"answer echoes request id {answered}, expected {request_id}",
-                evidence={"message": str(message)[:500]},
-            )
+        answered = message.action.request_id
+        if answered != decision.request_id:
+            self._stray(answered, decision, message)
+            return None
         try:
             return action_from_pb(message.action)
         except ValueError as error:
             raise BotProtocolError(
                 f"malformed action: {error}", evidence={"message": str(message)[:500]}
             ) from None
+
+    def _arrival(self, item: Incoming, decision: Decision) -> None:
+        """A second stream or an oversized message is noticed; the stream's end ends the seat.
+
+        Raises:
+            BotCrashed: the process exited or the stream closed or broke.
+            BotProtocolError: the stream broke on a message over gRPC's limit.
+        """
+        if item.arrival is Arrival.SECOND_STREAM:
+            _notice(decision, BotProtocolError("opened a second stream"))
+            return
+        if item.arrival is Arrival.OVERSIZED:
+            detail = (
+                f"oversized message: {item.detail} bytes, the limit is "
+                f"{MAX_MESSAGE_BYTES // 1024} KiB"
+            )
+            _notice(decision, BotProtocolError(detail))
+            return
+        fault = BotProtocolError if "RESOURCE_EXHAUSTED" in item.detail else BotCrashed
+        raise fault(self._describe(item), evidence=self.diagnostics())
+
+    def _stray(self, answered: int, decision: Decision, message: pb.BotMessage) -> None:
+        """An answer that echoes another request's id: a request settled already costs one
+        strike however many copies come; an id never issued, one strike each time."""
+        if answered in self.stale:
+            return
+        pending = decision.request_id
+        if 0 < answered < pending:
+            self.stale.add(answered)
+            which = "a request settled already"
+        else:
+            which = "an id never issued"
+        detail = f"answer echoes request id {answered}, {which}; the pending request is {pending}"
+        evidence = {"echoed_request_id": answered, "message": str(message)[:500]}
+        _notice(decision, BotProtocolError(detail, evidence=evidence))
 
     def notify(self, event: SeatEvent) -> None:
         """Send an event (nothing waits for it).
@@ -411,6 +460,16 @@ _FAULT_KINDS: Final = {
     FaultKind.PROTOCOL_VIOLATION: pb.FAULT_KIND_PROTOCOL_VIOLATION,
     FaultKind.STARTUP_FAILURE: pb.FAULT_KIND_STARTUP_FAILURE,
 }
+
+
+def _notice(decision: Decision, fault: BotProtocolError) -> None:
+    """Report a fault beside the decision; the seat waits on unless its strike forfeits.
+
+    Raises:
+        BotProtocolError: ``fault``, when its strike forfeits the series.
+    """
+    if decision.noticed(fault):
+        raise fault
 
 
 def _event_to_pb(event: SeatEvent) -> pb.Event | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from referee.control import TimeControl
-from referee.faults import Fault
+from referee.faults import BotFault, Fault
 from referee.rules import (
     Action,
     Card,
@@ -61,6 +61,11 @@ class Decision:
     match writes its log then, while the bot thinks, rather than on the path the answer waits
     for, and does not count that time as the bot's. Optional: without it the match writes the
     log once ``decide`` returns."""
+    noticed: Callable[[BotFault], bool] = lambda fault: True  # noqa: ARG005
+    """A seat calls it with a fault beside the decision (a stray answer, a second stream), then
+    waits on for its answer: the match counts a strike of its own. True when that strike would
+    forfeit the series: the seat raises the fault then, and the decision ends with it. Optional:
+    without it every fault ends the decision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +135,10 @@ class Seat(Protocol):
 
     async def decide(self, decision: Decision) -> Action:
         """Ask for one action (checked by the match, not here); call ``decision.sent()`` once
-        the request is out.
+        the request is out, and ``decision.noticed`` for a fault that is no answer to it.
 
         Raises:
-            BotFault: a timeout, crash or protocol violation.
+            BotFault: a timeout, crash or protocol violation that ends the decision.
         """
         ...
 

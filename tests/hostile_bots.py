@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ def hostile_folder(parent: Path, mode: str, arg: str = "") -> Path:
     folder.mkdir()
     shutil.copy(HERE / "hostile" / "hostile.py", folder / "hostile.py")
     command = ["python", "hostile.py", mode] + ([arg] if arg else [])
-    quoted = ", ".join(f'"{part}"' for part in command)
+    quoted = ", ".join(json.dumps(part) for part in command)  # a JSON string is a TOML string
     (folder / "bot.toml").write_text(
         f'name = "hostile"\nversion = "{mode}"\ncommand = [{quoted}]\n'
     )

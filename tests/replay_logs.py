@@ -59,3 +59,29 @@ def write_log(
         InProcessSeat(policies[1], names[1], "2.0"),
     )
     return play_log(path, seed, seats, strikes)
+
+
+GOLDEN_SALT = bytes(range(16))
+"""The match salt of the format-2 golden log (a real match draws its salt at random)."""
+
+
+def play_golden_strikes(path: Path) -> Path:
+    """The recipe of ``golden/format2-strikes.jsonl``: seed 12, seat 0 plays greedy but answers
+    its 3rd and 40th discards with a card it does not hold (two strikes, the referee's safe
+    action instead), seat 1 plays patiently; knocks, undercuts and a hand drawn at the stock's
+    end. Regenerate with ``python -c 'from tests.replay_logs import *;
+    play_golden_strikes(Path("tests/golden/format2-strikes.jsonl"))'`` after removing it."""
+    from referee.rules import patient_policy  # noqa: PLC0415 - only this recipe needs it
+
+    seats = (
+        InProcessSeat(Blunders(greedy_policy, (3, 40)), "north", "1.0"),
+        InProcessSeat(patient_policy, "south", "2.0"),
+    )
+    config = MatchConfig("test-12", 12, fault_policy=FaultPolicy(strikes=3), salt=GOLDEN_SALT)
+
+    async def main() -> None:
+        with MatchLog(path) as log:
+            await play_match(seats, config, log)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return path

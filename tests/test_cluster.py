@@ -144,12 +144,21 @@ def in_fresh_netns() -> bool:
     return probe.returncode == 0
 
 
-def league(home: Path, name: str, folders: list[Path], series: int, seed: int) -> LeagueConfig:
+def league(
+    home: Path, name: str, folders: list[Path], series: int, seed: int, *, public: bool = False
+) -> LeagueConfig:
+    """A league in ``home``; ``public``: its deals from ``seed`` alone, the same in any home."""
     arena = Arena(home)
     store = arena.open_store()
     idents = [trio.run(submit, arena, store, folder, None).ident for folder in folders]
     config = LeagueConfig.from_dict(
-        {"name": name, "seed": seed, "bots": idents, "series_per_pairing": series}
+        {
+            "name": name,
+            "seed": seed,
+            "bots": idents,
+            "series_per_pairing": series,
+            "public_deals": public,
+        }
     )
     create_league(store, config)
     return config
@@ -187,11 +196,12 @@ def table(store: Store, name: str) -> list[dict[str, Any]]:
 
 
 def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
-    """Same league, same seeds: every match and the standings come out the same."""
+    """Same league, same deals (public: two homes key a seed differently): every match and the
+    standings come out the same."""
     bots = [SAMPLES / "greedy", SAMPLES / "strong"]  # both play deterministically
     local_home, dask_home = tmp_path / "local", tmp_path / "dask"
-    config = league(local_home, "same", bots, series=4, seed=77)
-    league(dask_home, "same", bots, series=4, seed=77)
+    config = league(local_home, "same", bots, series=4, seed=77, public=True)
+    league(dask_home, "same", bots, series=4, seed=77, public=True)
     local_store = Arena(local_home).open_store()
     trio.run(LeagueRunner(Arena(local_home), local_store, config, 2).run)
     report = run_scenario(tmp_path, dask_home, "same")

@@ -35,6 +35,8 @@ from referee.seats import BotIdentity, Seat
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
 FLAGS = [(True, False), (False, True)]
+SALT = bytes(16)
+"""One match salt for every run, so two runs of a seed send the same bytes (commitments too)."""
 
 
 def _no_jail(label: str, code_dir: Path) -> Jail:
@@ -56,7 +58,7 @@ class WireSeat(RemoteSeat):
 
     async def connect(self, seat: int) -> BotIdentity:
         self.seat = seat
-        hello = pb.Hello(token=self.token, name="wire", version="1", protocol_version=1)
+        hello = pb.Hello(token=self.token, name="greedy", version="1.0.0", protocol_version=1)
         hello.events_in_requests = self.flag
         return self._check_hello(Incoming(Arrival.MESSAGE, 0.0, pb.BotMessage(hello=hello)))
 
@@ -117,7 +119,7 @@ def play_wire(flags: tuple[bool, bool], seed: int, log_path: Path) -> tuple[Wire
 
     async def main() -> MatchResult:
         with MatchLog(log_path) as log:
-            return await play_match(seats, MatchConfig("wire", seed), log)
+            return await play_match(seats, MatchConfig("wire", seed, salt=SALT), log)
 
     result = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert result.faults == ()
@@ -184,7 +186,7 @@ def test_a_python_bot_sees_the_same_calls_with_and_without_the_flag(tmp_path: Pa
                 remote_seat(load_manifest(folders[1]), sandbox.prepare, "transcript-1"),
             )
             log = tmp_path / f"match-{int(flags[0])}.jsonl"
-            result = trio.run(play_folders, seats, MatchConfig("transcript", 1234), log)
+            result = trio.run(play_folders, seats, MatchConfig("transcript", 1234, salt=SALT), log)
             assert result.faults == ()
             assert result.end == "complete"
             for seat in (0, 1):

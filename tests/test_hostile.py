@@ -4,11 +4,15 @@ Each test plays a series between a hostile bot (seat 0) and the sample greedy bo
 both as sandboxed processes, and checks that the fault is classified right, the greedy bot is
 unaffected, the result and log are recorded, and nothing leaks: no process, no file descriptor,
 no jail folder. Where a sandbox layer is missing here, the tests that need it say so and skip.
+The last tests send text meant to break a terminal or a page, and read what the commands show.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import os
+import re
 import socket
 import sys
 import time
@@ -18,16 +22,21 @@ from pathlib import Path
 
 import pytest
 import trio
+from rich.console import Console
+from typer.testing import CliRunner, Result
 
 from protocol.manifest import load_manifest
 from referee.control import FaultPolicy, TimeControl
-from referee.faults import FaultKind
+from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig, MatchResult
 from referee.matchlog import read_records
 from referee.remote import RemoteSeat
+from referee.replay import StepKind, load_replay, verify_log
 from referee.sandbox import Layer, Sandbox, SandboxLimits
 from tests.hostile_bots import hostile_folder
+from tournaments.cli import app
+from tournaments.replay_view import step_view
 
 HERE = Path(__file__).resolve().parent
 GREEDY = HERE.parent / "sample_bots" / "greedy"
@@ -207,6 +216,78 @@ def test_wrong_token(sandbox: Sandbox, tmp_path: Path) -> None:
     assert played.result.faults[0].detail == "wrong token in hello"
 
 
+# --- resynchronising after a protocol violation -----------------------------------------------
+
+
+def assert_resynchronised(played: Played) -> Fault:
+    """One violation, one strike: the fault does not settle its decision, the bot plays every
+    decision of its seat from there on, the series ends normally and its log verifies."""
+    result = played.result
+    assert played.kinds == [FaultKind.PROTOCOL_VIOLATION]
+    assert result.forfeited == ()
+    assert result.end == "complete"
+    records = read_records(played.log)
+    fault_at = next(index for index, record in enumerate(records) if record["type"] == "fault")
+    choosers = [
+        record["by"]
+        for record in records[fault_at:]
+        if record["type"] == "action" and record["seat"] == 0 and record["by"] != "forced"
+    ]
+    assert len(choosers) > 10
+    assert set(choosers) == {"bot"}
+    report = verify_log(played.log)
+    assert report.ok, report.summary()
+    fault = result.faults[0]
+    assert fault.stray
+    return fault
+
+
+def test_an_answer_sent_twice_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
+    fault = assert_resynchronised(play(sandbox, tmp_path, "answer_twice"))
+    # Counted at the seat's next decision, and naming the request it answered twice.
+    assert 0 < fault.evidence["echoed_request_id"] < fault.request_id
+    assert "a request settled already" in fault.detail
+
+
+def test_an_answer_before_any_request_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
+    fault = assert_resynchronised(play(sandbox, tmp_path, "early_answer"))
+    assert fault.evidence["echoed_request_id"] == 999_999
+    assert "an id never issued" in fault.detail
+
+
+def test_a_stale_answer_sent_again_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
+    fault = assert_resynchronised(play(sandbox, tmp_path, "stale_resend"))
+    assert 0 < fault.evidence["echoed_request_id"] < fault.request_id
+
+
+def test_a_second_stream_costs_at_most_one_strike_and_play_goes_on(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    played = play(sandbox, tmp_path, "second_stream")
+    assert "PROBE second_stream BLOCKED" in played.stderr()
+    if "ALREADY_EXISTS" not in played.stderr():  # the transport held the stream back: no fault
+        assert played.result.faults == ()
+        assert played.result.end == "complete"
+        return
+    fault = assert_resynchronised(played)
+    assert fault.detail == "opened a second stream"
+
+
+def test_three_violations_forfeit(sandbox: Sandbox, tmp_path: Path) -> None:
+    played = play(sandbox, tmp_path, "answer_twice", "3")
+    assert_forfeit(played, FaultKind.PROTOCOL_VIOLATION)
+    assert played.kinds == [FaultKind.PROTOCOL_VIOLATION] * 3
+    faults = played.result.faults
+    # Three answers sent twice, each struck once; none took the referee's place in a decision.
+    assert [fault.stray for fault in faults] == [True, True, False]
+    echoed = [fault.evidence["echoed_request_id"] for fault in faults]
+    assert echoed == sorted(set(echoed))
+    records = read_records(played.log)
+    assert not any(r["type"] == "action" and r["by"] == "referee" for r in records)
+    report = verify_log(played.log)
+    assert report.ok, report.summary()
+
+
 # --- resources ------------------------------------------------------------------------------
 
 
@@ -342,3 +423,189 @@ def test_token_is_in_no_command_line(sandbox: Sandbox, tmp_path: Path) -> None:
     assert not any(seat.token in line for line in lines)
     assert sys.argv  # the referee's own argv holds no token either
     assert seat.token not in " ".join(sys.argv)
+
+
+# --- bot text is data -------------------------------------------------------------------------
+
+EVIL = " ".join(
+    (
+        "[/]",
+        "[bold red]x",
+        "\x1b[2J\x1b]0;pwned\x07",
+        "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\",
+        "\x9b2J",
+    )
+)
+"""Rich markup, clear-screen, a window title, a hyperlink and a C1 control: one line of text."""
+SHOWN = ("[/]", "[boldred]x", "\\x1b[2J\\x1b]0;pwned\\x07", "\\x1b]8;;http://x", "\\x9b2J")
+"""How each piece must come out (spaces left out: rich wraps lines)."""
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""A control character other than a line break or a tab: none may reach the output."""
+GOLDEN_LOG = HERE / "golden" / "format1-strikes.jsonl"
+
+
+def gin(*argv: str | Path) -> Result:
+    return CliRunner().invoke(app, [str(arg) for arg in argv])
+
+
+def assert_shown_escaped(output: str) -> None:
+    assert RAW.search(output) is None, repr(output)
+    assert "Traceback" not in output
+    flat = "".join(output.split())
+    for piece in SHOWN:
+        assert piece in flat, (piece, output)
+
+
+@pytest.mark.parametrize(
+    ("hello", "said"),
+    [
+        ("greedy@1.0.0", "name 'greedy' version '1.0.0'"),
+        ("hostile@9.9", "name 'hostile' version '9.9'"),
+        ("x" * 300, f"name '{'x' * 63}…' version 'evil_name'"),
+    ],
+)
+def test_a_hello_that_is_not_the_manifests_is_a_startup_failure(
+    sandbox: Sandbox, tmp_path: Path, hello: str, said: str
+) -> None:
+    played = play(sandbox, tmp_path, "evil_name", hello)
+    assert_forfeit(played, FaultKind.STARTUP_FAILURE)
+    assert played.result.hands == 0
+    assert played.result.faults[0].detail == (
+        f"the hello says {said}, but bot.toml says name 'hostile' version 'evil_name': "
+        "send the name and version of bot.toml"
+    )
+    header = read_records(played.log)[0]
+    assert header["seats"][0] is None
+    assert (header["seats"][1]["name"], header["seats"][1]["version"]) == ("greedy", "1.0.0")
+
+
+def test_an_evil_hello_name_is_refused_and_shown_escaped_by_gin_play(tmp_path: Path) -> None:
+    folder = hostile_folder(tmp_path, "evil_name", EVIL)
+    log = tmp_path / "evil.jsonl"
+    result = gin("play", folder, GREEDY, "--seed", "5", "--move-time", "0.4", "--log", log)
+    assert result.exit_code == 0, result.output
+    assert "startup_failure" in result.output
+    assert_shown_escaped(result.output)
+    [fault] = [record for record in read_records(log) if record["type"] == "fault"]
+    assert RAW.search(fault["detail"]) is None  # escaped by the referee, not only on screen
+
+
+def test_gin_play_shows_the_manifests_name_and_an_evil_stderr_escaped(tmp_path: Path) -> None:
+    folder = hostile_folder(tmp_path, "evil_stderr", EVIL)
+    log = tmp_path / "stderr.jsonl"
+    result = gin("play", folder, GREEDY, "--seed", "5", "--move-time", "0.4", "--log", log)
+    assert result.exit_code == 0, result.output
+    assert "hostile evil_stderr" in result.output
+    assert "stderr:" in result.output
+    assert_shown_escaped(result.output)
+    seats = read_records(log)[0]["seats"]
+    assert [(seat["name"], seat["version"]) for seat in seats] == [
+        ("hostile", "evil_stderr"),
+        ("greedy", "1.0.0"),
+    ]
+
+
+def test_gin_bot_check_shows_an_evil_stderr_escaped(tmp_path: Path) -> None:
+    folder = hostile_folder(tmp_path, "evil_stderr", EVIL)
+    result = gin("bot", "check", folder, "--decisions", "30", "--move-time", "0.4")
+    assert result.exit_code == 1, result.output
+    assert "handles every event" in result.output
+    assert_shown_escaped(result.output)
+
+
+def test_a_manifest_with_evil_text_is_refused_and_shown_escaped(tmp_path: Path) -> None:
+    folder = tmp_path / "evil-manifest"
+    folder.mkdir()
+    fields = {"name": EVIL, "version": EVIL, "command": ["python", "bot.py"]}
+    (folder / "bot.toml").write_text(
+        "".join(f"{key} = {json.dumps(value)}\n" for key, value in fields.items())
+    )
+    (folder / "bot.py").write_text("")
+    check = gin("bot", "check", folder)
+    assert check.exit_code == 1, check.output
+    assert "manifest is valid" in check.output
+    played = gin("play", folder, GREEDY, "--log", tmp_path / "never.jsonl")
+    assert played.exit_code == 2, played.output
+    assert "not a valid bot folder" in played.output
+    for output in (check.output, played.output):
+        assert RAW.search(output) is None, repr(output)
+        assert "Traceback" not in output
+        assert "[/][boldred]x" in "".join(output.split())
+
+
+def evil_log(tmp_path: Path) -> Path:
+    """A log as a referee that trusted the hello would write it: a bot's text in its header and
+    in a fault's detail and evidence."""
+    records = [json.loads(line) for line in GOLDEN_LOG.read_text().splitlines()]
+    records[0]["seats"][0]["name"] = EVIL
+    fault = next(record for record in records if record["type"] == "fault")
+    for logged in (fault, records[-1]["faults"][0]):  # the fault record and the result's list
+        logged["detail"] = EVIL
+        logged["evidence"]["stderr_tail"] = EVIL
+    path = tmp_path / "evil.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+@pytest.mark.parametrize("seat", ["", "0"])
+def test_gin_replay_shows_a_logged_evil_name_escaped(tmp_path: Path, seat: str) -> None:
+    result = gin("replay", evil_log(tmp_path), "--print", *(["--seat", seat] if seat else []))
+    assert result.exit_code == 0, result.output
+    assert "deals; the upcard is" in result.output
+    assert_shown_escaped(result.output)
+
+
+def test_the_replay_players_table_shows_a_logged_evil_name_escaped(tmp_path: Path) -> None:
+    """The key-driven player needs a terminal, so its screens are rendered here directly."""
+    replay = load_replay(evil_log(tmp_path))
+    kinds = (StepKind.DEAL, StepKind.FAULT, StepKind.SHOWDOWN)
+    shown = [next(step.index for step in replay.steps if step.kind is kind) for kind in kinds]
+    out = io.StringIO()
+    console = Console(file=out, width=120, color_system=None, force_terminal=False)
+    for index in shown:
+        for viewer in (None, 0, 1):
+            console.print(step_view(replay, index, viewer))
+    assert "score sheet" in out.getvalue()
+    assert_shown_escaped(out.getvalue())
+
+
+def test_gin_replay_verify_shows_an_evil_record_escaped(tmp_path: Path) -> None:
+    lines = GOLDEN_LOG.read_text().splitlines()
+    record = json.loads(lines[5])
+    record["type"] = EVIL
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[:5], json.dumps(record), *lines[6:]]) + "\n")
+    result = gin("replay", bad, "--verify")
+    assert result.exit_code == 1, result.output
+    assert "FAILED at line 6" in result.output
+    assert_shown_escaped(result.output)
+
+
+def test_the_replay_page_holds_an_evil_name_as_escaped_text(tmp_path: Path) -> None:
+    log = evil_log(tmp_path)
+    header = json.loads(log.read_text().splitlines()[0])
+    header["match_id"] = "</script><!--<script>alert(1)</script>"
+    log.write_text("\n".join([json.dumps(header), *log.read_text().splitlines()[1:]]) + "\n")
+    page_file = tmp_path / "page.html"
+    result = gin("replay", log, "--html", page_file)
+    assert result.exit_code == 0, result.output
+    page = page_file.read_text()
+    assert "<script>alert(1)" not in page
+    assert "<!--" not in page
+    found = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page)
+    assert found is not None
+    data = json.loads(found.group(1))  # the strings as the page's script sees them
+    assert data["title"] == header["match_id"]
+    assert_shown_escaped("\n".join(strings(data)))
+
+
+def strings(value: object) -> Iterator[str]:
+    """Every string in a JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)

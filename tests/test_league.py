@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -18,7 +19,16 @@ import trio
 from referee.replay import verify_log
 from referee.sandbox import Sandbox
 from tests.hostile_bots import hostile_folder
-from tournaments.league import LeagueConfig, LeagueError, create_league, load_league, schedule
+from tournaments.league import (
+    LeagueConfig,
+    LeagueError,
+    create_league,
+    derive_seed,
+    league_secret,
+    load_league,
+    public_seed,
+    schedule,
+)
 from tournaments.registry import Arena, RegistryError, submit
 from tournaments.runner import LeagueRunner
 from tournaments.standings import compute, los
@@ -26,6 +36,8 @@ from tournaments.store import ResultRow, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
+KEY = b"k" * 32
+"""A league secret for schedule tests (a real one is random, or keyed with the store's)."""
 
 
 def config(**changes: Any) -> LeagueConfig:
@@ -46,7 +58,7 @@ def config(**changes: Any) -> LeagueConfig:
 def test_league_file_problems_are_all_listed(tmp_path: Path) -> None:
     path = tmp_path / "bad.toml"
     path.write_text(
-        'name = "Bad Name"\nbots = ["a"]\nseries_per_pairing = 3\ncolour = 1\n'
+        'name = "Bad Name"\nseed = -1\nbots = ["a"]\nseries_per_pairing = 3\ncolour = 1\n'
         "[time_control]\nmove_time_ms = -5\n"
     )
     with pytest.raises(LeagueError) as caught:
@@ -55,7 +67,7 @@ def test_league_file_problems_are_all_listed(tmp_path: Path) -> None:
     for expected in (
         "unknown field 'colour'",
         "bad or missing name",
-        "bad or missing seed",
+        "bad seed -1",
         "at least two different bots",
         "must be even",
         "[time_control]",
@@ -67,7 +79,7 @@ def test_league_file_problems_are_all_listed(tmp_path: Path) -> None:
 
 
 def test_round_robin_with_mirrored_pairs() -> None:
-    rows = schedule(config(), ["a@1", "b@1", "c@1"])
+    rows = schedule(config(), ["a@1", "b@1", "c@1"], KEY)
     assert len(rows) == 3 * 4
     for pair in range(0, len(rows), 2):
         first, second = rows[pair], rows[pair + 1]
@@ -79,17 +91,52 @@ def test_round_robin_with_mirrored_pairs() -> None:
 
 
 def test_without_duplicate_every_series_has_its_own_deal() -> None:
-    rows = schedule(config(duplicate=False, series_per_pairing=3), ["a@1", "b@1"])
+    rows = schedule(config(duplicate=False, series_per_pairing=3), ["a@1", "b@1"], KEY)
     assert len({row.seed for row in rows}) == 3
     assert [row.seat0 for row in rows] == ["a@1", "b@1", "a@1"]
 
 
 def test_adding_a_bot_changes_no_existing_match() -> None:
-    before = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1"])}
-    after = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1", "d@1"])}
+    before = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1"], KEY)}
+    after = {row.match_id: row for row in schedule(config(), ["a@1", "b@1", "c@1", "d@1"], KEY)}
     assert before.keys() < after.keys()
     assert all(after[match_id] == row for match_id, row in before.items())
     assert len(after) - len(before) == 3 * 4
+
+
+def test_the_league_seed_alone_does_not_give_the_deals(tmp_path: Path) -> None:
+    # A bot that knows the league file (seed 5) and the public formulas must not rebuild a deal.
+    league = config(bots=["a", "b"], series_per_pairing=2)
+    rows = {row.match_id: row.seed for row in schedule(league, ["a@1", "b@1"], KEY)}
+    guessable = {
+        public_seed(5, "a@1|b@1", 0),
+        derive_seed(league_secret(league, b""), "a@1|b@1", 0),
+    }
+    guessable |= {derive_seed(hashlib.sha256(b"5").digest(), "a@1|b@1", 0)}
+    assert not guessable & set(rows.values())
+    # The store keys the seed with its own secret: the same file, the same deals in this home;
+    # another home deals otherwise.
+    one, other = Store(tmp_path / "one.sqlite"), Store(tmp_path / "other.sqlite")
+    assert one.secret("home") == one.secret("home") != other.secret("home")
+    assert league_secret(league, one.secret("home")) != league_secret(league, other.secret("home"))
+    assert (tmp_path / "one.sqlite").stat().st_mode & 0o077 == 0
+
+
+def test_a_league_without_a_seed_gets_a_random_secret_kept_in_the_store(tmp_path: Path) -> None:
+    league = config(bots=["a", "b"], series_per_pairing=2, seed=None)
+    assert league_secret(league, KEY) != league_secret(league, KEY)
+    store = Store(tmp_path / "s.sqlite")
+    rows = schedule(league, ["a@1", "b@1"], KEY)
+    store.save_league("t", league.to_dict(), rows, KEY)
+    store.save_league("t", league.to_dict(), rows, b"x" * 32)  # extending keeps the first
+    assert store.league_secret("t") == KEY
+
+
+def test_public_deals_follow_from_the_seed_alone() -> None:
+    league = config(bots=["a", "b"], series_per_pairing=2, public_deals=True)
+    assert league_secret(league, KEY) == league_secret(league, b"other" * 8)
+    with pytest.raises(LeagueError, match="public_deals needs a seed"):
+        config(public_deals=True, seed=None)
 
 
 # --- the store ----------------------------------------------------------------------------------
@@ -122,9 +169,9 @@ def summary(
 
 def test_a_result_counts_once(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.sqlite")
-    rows = schedule(config(bots=["a", "b"], series_per_pairing=2), ["a@1", "b@1"])
-    assert store.save_league("t", {"x": 1}, rows) == 2
-    assert store.save_league("t", {"x": 1}, rows) == 0
+    rows = schedule(config(bots=["a", "b"], series_per_pairing=2), ["a@1", "b@1"], KEY)
+    assert store.save_league("t", {"x": 1}, rows, KEY) == 2
+    assert store.save_league("t", {"x": 1}, rows, KEY) == 0
     row = ResultRow(
         rows[0].match_id, "t", 0, "complete", "r", summary(["a@1", "b@1"], 0, (5, 1)), "log"
     )

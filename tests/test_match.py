@@ -1,9 +1,10 @@
-"""The match loop with in-process seats: results, faults, strikes, forfeits, the log."""
+"""The match loop with in-process and scripted remote seats: results, faults, strikes, the log."""
 
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +12,17 @@ import pytest
 import trio
 import trio.testing
 
+from protocol import hollywood_gin_pb2 as pb
+from protocol.convert import action_from_pb, action_to_pb, observation_from_pb
+from protocol.manifest import load_manifest
 from referee import matchlog
+from referee.bridge import Arrival, Incoming
 from referee.control import FaultPolicy, TimeControl
-from referee.faults import BotCrashed, BotProtocolError, FaultKind
+from referee.faults import BotCrashed, BotProtocolError, Fault, FaultKind
 from referee.match import MatchConfig, MatchResult, play_match, safe_action
 from referee.matchlog import MatchLog, read_records, record_line, seed_commitment
+from referee.remote import Jail, RemoteSeat
+from referee.replay import verify_log
 from referee.rules import (
     Action,
     Discard,
@@ -29,7 +36,16 @@ from referee.rules import (
     patient_policy,
     play_series,
 )
-from referee.seats import Decision, HandEnded, InProcessSeat, OpponentActed, SeriesEnded
+from referee.seats import (
+    BotIdentity,
+    Decision,
+    HandEnded,
+    InProcessSeat,
+    OpponentActed,
+    SeriesEnded,
+)
+
+GREEDY_BOT = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
 
 
 def run(seats: tuple[InProcessSeat, InProcessSeat], config: MatchConfig,
@@ -195,15 +211,20 @@ class AnswersAsTimeRunsOut(InProcessSeat):
         return greedy_policy(decision.view, decision.legal)
 
 
-def test_an_answer_that_beats_the_cancellation_counts_and_the_clock_starts_afresh() -> None:
+def test_an_answer_past_the_limit_that_beats_the_cancellation_is_a_timeout(tmp_path: Path) -> None:
+    # The answer is back before the match could stop waiting, but after the limit: the
+    # referee's clock decides (a timeout, the answer not played) and the clock starts afresh.
     control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=0)
     config = MatchConfig("m9", seed=3, time_control=control)
     seat = AnswersAsTimeRunsOut(0.2)
-    result = run((seat, InProcessSeat(greedy_policy)), config)
+    path = tmp_path / "m9.jsonl"
+    with MatchLog(path) as log:
+        result = run((seat, InProcessSeat(greedy_policy)), config, log)
     assert seat.asked > 10
-    assert result.faults == ()
+    assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT]
     assert result.end == "complete"
     assert result.stats[0]["max_ms"] == pytest.approx(200, abs=1)
+    assert verify_log(path).ok
 
 
 @pytest.mark.parametrize(
@@ -266,11 +287,12 @@ def test_log_never_holds_the_seed_or_a_live_deck_before_the_end(tmp_path: Path) 
             MatchConfig("m8", seed=123456789), log)  # fmt: skip
     records = read_records(path)
     header = records[0]
-    assert header["seed_commitment"] == seed_commitment(123456789)
+    salt = bytes.fromhex(records[-1]["salt"])
+    assert header["seed_commitment"] == seed_commitment(123456789, salt)
     assert "seed" not in header
     assert records[-1]["seed"] == 123456789
     text = path.read_text().splitlines()
-    assert all("123456789" not in line for line in text[:-1])
+    assert all("123456789" not in line and salt.hex() not in line for line in text[:-1])
     # Each deck is revealed only in its hand's end record, after the hand's start record.
     starts = {r["hand"]: i for i, r in enumerate(records) if r["type"] == "hand_start"}
     ends = {r["hand"]: i for i, r in enumerate(records) if r["type"] == "hand_end"}
@@ -417,3 +439,210 @@ def test_time_spent_writing_the_log_is_not_the_bots() -> None:
     ]
     assert times
     assert max(times) < 100, times[:3]
+
+
+def test_an_answer_past_its_deadline_is_never_accepted(tmp_path: Path) -> None:
+    # A host so loaded that the match clock cannot fire in time: the seat's answer comes back
+    # (here: the policy holds the trio thread while the clock jumps 1 s) after its limit. The
+    # referee's own clock decides: a timeout, not the late answer, and the log verifies.
+    clock = trio.testing.MockClock()
+    calls = 0
+
+    def stalled(view: Any, legal: Sequence[Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            clock.jump(1.0)
+        return greedy_policy(view, legal)
+
+    config = MatchConfig(
+        "late",
+        seed=5,
+        time_control=TimeControl(move_time_ms=100, grace_ms=50, time_bank_ms=0),
+        fault_policy=FaultPolicy(strikes=3),
+    )
+    path = tmp_path / "late.jsonl"
+
+    async def main() -> MatchResult:
+        with MatchLog(path) as log:
+            return await play_match(
+                (InProcessSeat(stalled), InProcessSeat(greedy_policy)), config, log
+            )
+
+    result = trio.run(main, clock=clock)
+    assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT]
+    assert "over the limit of 150 ms" in result.faults[0].detail
+    actions = [r for r in read_records(path) if r["type"] == "action" and r["by"] == "bot"]
+    assert all(r["ms"] <= 150 for r in actions)
+    assert verify_log(path).ok
+
+
+# --- resynchronising after a protocol violation (a remote seat over a scripted channel) --------
+
+
+def _no_jail(label: str, code_dir: Path) -> Jail:
+    raise AssertionError("a scripted remote seat starts no process")
+
+
+class ScriptedRemote(RemoteSeat):
+    """The referee's remote seat over a scripted channel: a greedy bot answers each request, and
+    ``script`` says what arrives for each of the seat's decisions (1-based; 0: before the first)::
+
+        "answer"  this decision's answer        "again"          the previous decision's answer
+        "echo:N"  an answer echoing id N        "second_stream"  a second Play stream
+        "garbage" an empty message
+
+    A decision not in the script gets its answer; one whose script has no "answer" gets none
+    (it times out)."""
+
+    def __init__(self, script: Mapping[int, tuple[str, ...]]) -> None:
+        super().__init__(load_manifest(GREEDY_BOT), _no_jail, "scripted")
+        self.script = script
+        self.inbox: deque[Incoming] = deque()
+        self.answers: list[pb.BotMessage] = []
+
+    async def connect(self, seat: int) -> BotIdentity:
+        self.seat = seat
+        self._arrive(0)
+        return BotIdentity("scripted", "1")
+
+    def _send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> None:
+        if not isinstance(message, bytes):
+            return  # only decision requests go as bytes
+        request = pb.RefereeMessage.FromString(message).request
+        view = observation_from_pb(request.observation, request.kind, self.seat, RuleParams())
+        action = greedy_policy(view, [action_from_pb(item) for item in request.legal_actions])
+        self.answers.append(pb.BotMessage(action=action_to_pb(action, request.request_id)))
+        self._arrive(len(self.answers))
+
+    def _arrive(self, number: int) -> None:
+        for item in self.script.get(number, ("answer",) if number else ()):
+            if item == "answer":
+                message: pb.BotMessage | None = self.answers[-1]
+            elif item == "again":
+                message = self.answers[-2]
+            elif item.startswith("echo:"):
+                message = pb.BotMessage(action=pb.Action(request_id=int(item[5:])))
+            elif item == "garbage":
+                message = pb.BotMessage()
+            else:
+                self.inbox.append(Incoming(Arrival.SECOND_STREAM, 0.0))
+                continue
+            self.inbox.append(Incoming(Arrival.MESSAGE, 0.0, message))
+
+    async def _next(self) -> Incoming:
+        if not self.inbox:
+            await trio.sleep_forever()
+        return self.inbox.popleft()
+
+
+def play_scripted(
+    script: Mapping[int, tuple[str, ...]], path: Path, strikes: int = 3
+) -> tuple[MatchResult, list[dict[str, Any]]]:
+    """A series of a scripted remote seat (seat 0) against greedy, under a 100 ms move time."""
+    seats = (ScriptedRemote(script), InProcessSeat(greedy_policy))
+    control = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=0)
+    config = MatchConfig("resync", 7, time_control=control, fault_policy=FaultPolicy(strikes))
+
+    async def main() -> MatchResult:
+        with MatchLog(path) as log:
+            return await play_match(seats, config, log)
+
+    result = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    report = verify_log(path)
+    assert report.ok, report.summary()
+    return result, read_records(path)
+
+
+def seat_requests(records: list[dict[str, Any]]) -> list[int]:
+    return [
+        record["id"] for record in records if record["type"] == "request" and record["seat"] == 0
+    ]
+
+
+def one_stray_strike(result: MatchResult, records: list[dict[str, Any]]) -> Fault:
+    """The one fault is a stray strike; the bot chose every action of its seat."""
+    assert [fault.kind for fault in result.faults] == [FaultKind.PROTOCOL_VIOLATION]
+    assert result.end == "complete"
+    assert not any(r["type"] == "action" and r["by"] == "referee" for r in records)
+    fault = result.faults[0]
+    assert fault.stray
+    return fault
+
+
+def test_an_answer_sent_twice_is_one_strike_at_the_next_decision(tmp_path: Path) -> None:
+    result, records = play_scripted({5: ("answer", "answer")}, tmp_path / "twice.jsonl")
+    fault = one_stray_strike(result, records)
+    asked = seat_requests(records)
+    assert fault.request_id == asked[5]
+    assert fault.evidence["echoed_request_id"] == asked[4]
+    assert "a request settled already" in fault.detail
+    fault_record = next(r for r in records if r["type"] == "fault")
+    assert fault_record["stray"] is True
+    assert fault_record["request_id"] == asked[5]
+
+
+def test_copies_of_a_settled_answer_cost_one_strike(tmp_path: Path) -> None:
+    result, records = play_scripted({5: ("answer",) * 4}, tmp_path / "copies.jsonl")
+    one_stray_strike(result, records)
+
+
+def test_an_answer_before_any_request_is_one_strike(tmp_path: Path) -> None:
+    result, records = play_scripted({0: ("echo:999",)}, tmp_path / "early.jsonl")
+    fault = one_stray_strike(result, records)
+    assert fault.request_id == seat_requests(records)[0]
+    assert fault.evidence["echoed_request_id"] == 999
+    assert "an id never issued" in fault.detail
+
+
+def test_a_second_stream_or_a_stray_message_is_one_strike_and_the_answer_counts(
+    tmp_path: Path,
+) -> None:
+    for item, detail in (("second_stream", "opened a second stream"), ("garbage", "expected an")):
+        result, records = play_scripted({5: (item, "answer")}, tmp_path / f"{item}.jsonl")
+        fault = one_stray_strike(result, records)
+        assert fault.detail.startswith(detail)
+        answered = [
+            r for r in records if r["type"] == "action" and r["request"] == fault.request_id
+        ]
+        assert [r["by"] for r in answered] == ["bot"]
+
+
+def test_late_answers_to_a_timed_out_request_are_dropped_unstruck(tmp_path: Path) -> None:
+    script = {5: (), 6: ("again", "again", "answer")}
+    result, records = play_scripted(script, tmp_path / "late.jsonl")
+    assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT]
+    assert result.end == "complete"
+    choosers = [r["by"] for r in records if r["type"] == "action" and r["by"] != "forced"]
+    assert choosers.count("referee") == 1
+
+
+def test_a_stray_strike_then_no_answer_is_also_a_timeout(tmp_path: Path) -> None:
+    result, records = play_scripted({5: ("again",)}, tmp_path / "stray-then-none.jsonl")
+    assert [fault.kind for fault in result.faults] == [
+        FaultKind.PROTOCOL_VIOLATION,
+        FaultKind.TIMEOUT,
+    ]
+    assert [fault.request_id for fault in result.faults] == [seat_requests(records)[4]] * 2
+    assert result.end == "complete"
+
+
+def test_three_stray_strikes_forfeit(tmp_path: Path) -> None:
+    script = dict.fromkeys((3, 5, 7), ("answer", "answer"))
+    result, records = play_scripted(script, tmp_path / "three.jsonl")
+    assert [fault.kind for fault in result.faults] == [FaultKind.PROTOCOL_VIOLATION] * 3
+    assert [fault.stray for fault in result.faults] == [True, True, False]
+    assert result.forfeited == (0,)
+    assert result.end == "forfeit"
+    assert not any(r["type"] == "action" and r["by"] == "referee" for r in records)
+
+
+def test_the_verifier_tells_a_stray_fault_from_one_that_settles(tmp_path: Path) -> None:
+    path = tmp_path / "twice.jsonl"
+    play_scripted({5: ("answer", "answer")}, path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(line.replace(',"stray":true', "") for line in lines) + "\n")
+    report = verify_log(path)
+    assert not report.ok
+    assert report.problem is not None
+    assert "the bot's answer was a fault" in report.problem.reason

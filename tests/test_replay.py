@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from referee.faults import BotCrashed, StartupFailure
-from referee.matchlog import LOG_FORMAT
+from referee.matchlog import LOG_FORMAT, hand_salt, seed_commitment
 from referee.replay import (
     BadRecord,
     LogReadError,
@@ -28,9 +28,16 @@ from referee.replay import (
     verify_log,
 )
 from referee.replay._find import LogNotFound
-from referee.rules import CardSet, RandomPolicy, greedy_policy, patient_policy
+from referee.rules import (
+    CardSet,
+    RandomPolicy,
+    deck_commitment,
+    greedy_policy,
+    patient_policy,
+    shuffled_deck,
+)
 from referee.seats import Decision, InProcessSeat
-from tests.replay_logs import Blunders, play_log, write_log
+from tests.replay_logs import Blunders, play_golden_strikes, play_log, write_log
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"
@@ -38,6 +45,8 @@ STRIKES = GOLDEN / "format1-strikes.jsonl"
 knocks, undercuts, layoffs and a hand drawn when the stock ran out."""
 SANDBOXED = GOLDEN / "format1-sandboxed.jsonl"
 """Real sandboxed bot processes (greedy vs random, seed 5) with real decision times."""
+STRIKES2 = GOLDEN / "format2-strikes.jsonl"
+"""Today's format (salted commitments): see ``tests.replay_logs.play_golden_strikes``."""
 
 Records = list[dict[str, Any]]
 
@@ -67,7 +76,9 @@ def failed_at(path: Path) -> BadRecord:
 # --- golden logs ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [STRIKES, SANDBOXED], ids=["strikes", "sandboxed"])
+@pytest.mark.parametrize(
+    "path", [STRIKES, SANDBOXED, STRIKES2], ids=["strikes", "sandboxed", "format2-strikes"]
+)
 def test_golden_logs_read_and_verify(path: Path) -> None:
     report = verify_log(path)
     assert report.status is VerifyStatus.VERIFIED, report.summary()
@@ -75,15 +86,38 @@ def test_golden_logs_read_and_verify(path: Path) -> None:
     assert report.problem is None
     assert report.records == len(path.read_text().splitlines())
     assert report.hands == records(path)[-1]["hands"]
-    assert report.format == LOG_FORMAT
+    assert report.format == records(path)[0]["format"]
     assert "verified" in report.summary()
 
 
 def test_the_golden_log_is_written_in_todays_format() -> None:
     # If the writer moves to a new format, keep this golden log (and its reader) and add one
     # for the new version: old logs must stay readable.
-    assert records()[0]["format"] == LOG_FORMAT
+    assert records(STRIKES2)[0]["format"] == LOG_FORMAT
     assert LOG_FORMAT in known_formats()
+    assert 1 in known_formats()  # the unsalted format-1 logs stay readable
+
+
+def test_the_format2_golden_log_is_what_the_referee_writes(tmp_path: Path) -> None:
+    fresh, golden = records(play_golden_strikes(tmp_path / "g.jsonl")), records(STRIKES2)
+    for line in (fresh[0], golden[0]):
+        line.pop("started_at")
+    assert fresh == golden, "the log changed: regenerate the golden (see play_golden_strikes)"
+
+
+def test_the_format2_golden_log_is_salted() -> None:
+    lines = records(STRIKES2)
+    header, result = lines[0], lines[-1]
+    salt = bytes.fromhex(result["salt"])
+    assert header["seed_commitment"] == seed_commitment(result["seed"], salt)
+    assert header["seed_commitment"] != seed_commitment(result["seed"])
+    starts = [line for line in lines if line["type"] == "hand_start"]
+    ends = {line["hand"]: line for line in lines if line["type"] == "hand_end"}
+    for start in starts:
+        deck = shuffled_deck(result["seed"], start["hand"])
+        assert start["commitment"] != deck_commitment(deck)  # unsalted: a guess could be tested
+        assert ends[start["hand"]]["salt"] == hand_salt(salt, start["hand"]).hex()
+        assert start["commitment"] == deck_commitment(deck, hand_salt(salt, start["hand"]))
 
 
 def test_the_golden_log_covers_every_record_and_chooser() -> None:
@@ -371,7 +405,7 @@ def test_an_unknown_format_version(tmp_path: Path) -> None:
     path = write(tmp_path, lines)
     problem = failed_at(path)
     assert problem.line == 1
-    assert problem.reason == "log format 99 is not known: this gin reads format 1"
+    assert problem.reason == "log format 99 is not known: this gin reads format 1, 2"
     with pytest.raises(LogReadError, match="log format 99 is not known"):
         read_log(path)
 

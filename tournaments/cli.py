@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -35,12 +36,16 @@ from tournaments.cli_common import (
     Strict,
     bot_app,
     console,
+    fail,
     open_sandbox,
     place_cpus,
+    said,
 )
 from tournaments.cli_league import league_app
 from tournaments.cli_replay import replay
+from tournaments.league import play_match_id, play_seed
 from tournaments.live import MatchView
+from tournaments.registry import Arena
 
 app = typer.Typer(
     name="gin",
@@ -59,12 +64,29 @@ def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
     return tuple(status.layer.value for status in sandbox.layers if status.active)
 
 
+def _deal_seed(seed: int | None, public: bool) -> int:
+    """The series' deal seed: random; ``seed`` as given (public deals); or ``seed`` keyed with the
+    secret of the store in ``GIN_HOME``, so that no bot can rebuild the deals from it."""
+    if seed is None:
+        return secrets.randbits(63)
+    if public:
+        return seed
+    arena = Arena.default()
+    try:
+        store = arena.open_store()
+        try:
+            return play_seed(store.secret("home"), seed)
+        finally:
+            store.close()
+    except (OSError, sqlite3.Error) as error:
+        raise fail(f"cannot open the store in {arena.home} for the seed's key: {error}") from None
+
+
 def _manifest(folder: Path) -> Manifest:
     try:
         return load_manifest(folder)
     except ManifestError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(2) from None
+        raise fail(str(error)) from None
 
 
 @app.command()
@@ -94,8 +116,7 @@ def deadwood(
     try:
         hand = parse_cards(cards)
     except ValueError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(2) from None
+        raise fail(str(error)) from None
     console.print(f"{min_deadwood(hand)}")
     if len(hand) == 11:
         least, discards = best_discards(hand)
@@ -112,17 +133,30 @@ def bot_new(
     try:
         folder = create_bot_folder(name, directory)
     except ValueError as error:
-        console.print(f"[red]error:[/red] {error}")
-        raise typer.Exit(2) from None
-    console.print(f"created {folder}/ with bot.toml, bot.py and test_bot.py")
-    console.print(f"next: edit {folder / 'bot.py'}, then run: pytest {folder}")
+        raise fail(str(error)) from None
+    console.print(f"created {said(folder)}/ with bot.toml, bot.py and test_bot.py")
+    console.print(f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}")
 
 
 @app.command()
 def play(
     bot_a: Annotated[Path, typer.Argument(help="The first bot's folder (seat 0).")],
     bot_b: Annotated[Path, typer.Argument(help="The second bot's folder (seat 1).")],
-    seed: Annotated[int | None, typer.Option(help="Series seed (random if not given).")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Series seed: the same seed deals the same series again with this GIN_HOME's "
+            "secret (random deals if not given)."
+        ),
+    ] = None,
+    public_deals: Annotated[
+        bool,
+        typer.Option(
+            "--public-deals",
+            help="Deal from --seed alone, the same anywhere: anyone, the bots too, can rebuild "
+            "the deals.",
+        ),
+    ] = False,
     move_time: MoveTime = 1.0,
     log: Annotated[Path | None, typer.Option(help="Match log file (JSON Lines).")] = None,
     strict: Strict = False,
@@ -130,17 +164,19 @@ def play(
 ) -> None:
     """Play one Hollywood series between two bot folders, shown live."""
     manifests = (_manifest(bot_a), _manifest(bot_b))
+    if public_deals and seed is None:
+        console.print("[red]error:[/red] --public-deals needs --seed")
+        raise typer.Exit(2)
     sandbox = open_sandbox(strict)
-    seed = secrets.randbits(63) if seed is None else seed
-    match_id = f"play-{seed}"
+    deal_seed = _deal_seed(seed, public_deals)
+    match_id = play_match_id()
     log = log or Path("runs") / f"{match_id}.jsonl"
     if log.exists():
-        console.print(f"[red]error:[/red] {log} exists; choose another --log")
-        raise typer.Exit(2)
+        raise fail(f"{log} exists; choose another --log")
     placement = place_cpus(pin)
     config = MatchConfig(
         match_id,
-        seed,
+        deal_seed,
         time_control=TimeControl(move_time_ms=int(move_time * 1000)),
         sandbox=_active_layers(sandbox),
         cpus=None if placement is None else placement.as_pair(),
@@ -154,9 +190,11 @@ def play(
         result = trio.run(play_folders, seats, config, log, view.on_record)
     names = view.names
     verdict = "no winner" if result.winner is None else f"{names[result.winner]} wins"
-    console.print(f"{verdict} ({result.end}, {result.hands} hands, seed {seed}); log: {log}")
+    dealt = "" if seed is None else f", seed {seed}{' (public deals)' if public_deals else ''}"
+    summary = f"{verdict} ({result.end}, {result.hands} hands{dealt}); log: {log}"
+    console.print(render.bot_text(summary))
     for fault in result.faults:
-        console.print(f"[red]fault[/red] seat {fault.seat} {fault.kind.value}: {fault.detail}")
+        console.print(render.fault_text(fault))
 
 
 @bot_app.command("check")

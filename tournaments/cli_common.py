@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from referee.bot_text import shown
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 
 console = Console()
@@ -52,7 +54,13 @@ def place_cpus(pin: bool) -> CpuPlacement | None:
     return placement
 
 
+def said(text: object, *, lines: bool = False) -> str:
+    """Text that a bot (or a log, a manifest, a user) may have shaped, ready for a markup string:
+    its controls shown and its markup escaped."""
+    return escape(shown(str(text), lines=lines))
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print an error and return the exit to raise."""
-    console.print(f"[red]error:[/red] {message}")
+    """Print an error (its text escaped: it may hold a bot's) and return the exit to raise."""
+    console.print(f"[red]error:[/red] {said(message, lines=True)}")
     return typer.Exit(code)

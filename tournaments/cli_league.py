@@ -14,7 +14,7 @@ from rich.live import Live
 from referee.conformance import CheckReport, check_bot
 from referee.replay import verify_log
 from tournaments import render
-from tournaments.cli_common import Strict, bot_app, console, fail, open_sandbox
+from tournaments.cli_common import Strict, bot_app, console, fail, open_sandbox, said
 from tournaments.demo import prepare_demo
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.live import LeagueView
@@ -62,7 +62,7 @@ def bot_submit(
         if error.report is not None:
             render.print_checklist(console, error.report)
         raise fail(str(error), 1) from None
-    console.print(f"submitted {row.ident} (hash {row.hash[:12]}) -> {row.path}")
+    console.print(f"submitted {said(row.ident)} (hash {row.hash[:12]}) -> {said(row.path)}")
 
 
 @bot_app.command("list")
@@ -87,7 +87,7 @@ def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")])
         ("author", row.author),
         ("description", row.description),
     ):
-        console.print(f"{key:12} {value}")
+        console.print(f"{key:12} {said(value)}")
 
 
 @bot_app.command("remove")
@@ -99,7 +99,7 @@ def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.
         raise fail("name the version to remove: NAME@VERSION")
     if not store.remove_bot(name, version):
         raise fail(f"no submitted bot {spec}")
-    console.print(f"removed {spec}")
+    console.print(f"removed {said(spec)}")
 
 
 # --- leagues ---------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ def league_run(
             progress = trio.run(runner.run)
     except (KeyboardInterrupt, ExecutorError) as stop:
         if isinstance(stop, ExecutorError):
-            console.print(f"[red]error:[/red] {stop}")
+            console.print(f"[red]error:[/red] {said(stop)}")
         counts = store.counts(name)
         console.print(
             f"stopped: {counts.get('done', 0)} matches done, "
@@ -247,7 +247,7 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     counts = store.counts(name)
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
     for match in store.matches(name, "failed"):
-        console.print(f"[red]failed[/red] {match.match_id}: {match.note}")
+        console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
 
 
 @league_app.command("verify")
@@ -261,7 +261,8 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
         report = verify_log(Path(result.log_path))
         if not report.ok:
             bad += 1
-            console.print(f"[red]{report.status.value}[/red] {result.match_id}: {report.summary()}")
+            summary = said(report.summary(), lines=True)
+            console.print(f"[red]{report.status.value}[/red] {said(result.match_id)}: {summary}")
     console.print(f"{len(results) - bad} of {len(results)} match logs verified")
     if bad:
         raise typer.Exit(1)

@@ -25,6 +25,7 @@ from referee.replay import (
     load_replay,
     verify_log,
 )
+from tournaments.cli_common import said
 from tournaments.registry import Arena
 from tournaments.replay_html import replay_html
 from tournaments.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
@@ -48,7 +49,7 @@ def _find(reference: str, runs: Path) -> Path:
     try:
         return find_log(reference, runs)
     except LogNotFound as error:
-        console.print(f"[red]error:[/red] {error}")
+        console.print(f"[red]error:[/red] {said(error)}")
         raise typer.Exit(2) from None
 
 
@@ -65,10 +66,11 @@ def _load(path: Path) -> Replay:
     try:
         replay = load_replay(path)
     except LogReadError as error:
-        console.print(f"[red]cannot read the log:[/red] {error}")
+        console.print(f"[red]cannot read the log:[/red] {said(error)}")
         raise typer.Exit(1) from None
     if not replay.report.ok:
-        console.print(f"[yellow]warning:[/yellow] {replay.report.summary()}", soft_wrap=True)
+        summary = said(replay.report.summary(), lines=True)
+        console.print(f"[yellow]warning:[/yellow] {summary}", soft_wrap=True)
     return replay
 
 
@@ -99,12 +101,14 @@ def replay(
     path = _find(log, runs)
     if verify:
         report = verify_log(path)
-        console.print(f"{path}: {report.summary()}", soft_wrap=True, highlight=False)
+        console.print(
+            f"{said(path)}: {said(report.summary(), lines=True)}", soft_wrap=True, highlight=False
+        )
         raise typer.Exit(VERIFY_EXIT[report.status])
     loaded = _load(path)
     if html is not None:
         html.write_text(replay_html(loaded, viewer), encoding="utf-8")
-        console.print(f"wrote {html} ({viewer_label(viewer)}, {len(loaded.steps)} steps)")
+        console.print(f"wrote {said(html)} ({viewer_label(viewer)}, {len(loaded.steps)} steps)")
         return
     if print_all or not (sys.stdin.isatty() and console.is_terminal):
         print_transcript(loaded, viewer, console)

@@ -2,7 +2,8 @@
 
 ```toml
 name = "spring"                 # lowercase letters, digits, - and _
-seed = 2026                     # every deal of the league derives from it
+seed = 2026                     # optional: the same seed, the same deals in this GIN_HOME
+public_deals = false            # true: deals from the seed alone (bots too can rebuild them)
 bots = ["greedy", "strong@1.2.0", "random"]   # NAME (latest) or NAME@VERSION
 series_per_pairing = 4          # even when duplicate is on
 duplicate = true                # mirrored pairs: same decks, seats swapped
@@ -20,15 +21,22 @@ gin_bonus = 25
 scoring = "hollywood"           # or "plain"
 ```
 
-Seeds come from hashing (league seed, pairing, series index), so adding a bot adds matches and
+Each league has a secret, made when it is created and kept in the store: random, or, when the
+file gives a ``seed``, that seed keyed with the store's own secret (so the same file deals the
+same again in the same ``GIN_HOME``, and a bot that knows the seed still cannot rebuild a deal).
+Only ``public_deals = true`` makes the deals follow from the seed alone. Each series' deal seed
+is a keyed hash of (league secret, pairing, series index), so adding a bot adds matches and
 changes none of the existing ones.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import re
+import secrets
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +51,7 @@ NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 KNOWN_KEYS: Final = {
     "name",
     "seed",
+    "public_deals",
     "bots",
     "series_per_pairing",
     "duplicate",
@@ -62,7 +71,8 @@ class LeagueConfig:
     """A checked league definition (bots still as written: NAME or NAME@VERSION)."""
 
     name: str
-    seed: int
+    seed: int | None
+    """``None``: the league's secret is random."""
     bots: tuple[str, ...]
     series_per_pairing: int = 2
     duplicate: bool = True
@@ -70,6 +80,8 @@ class LeagueConfig:
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
     rules: RuleParams = field(default_factory=RuleParams)
+    public_deals: bool = False
+    """Deals from the seed alone, rebuildable by anyone (bots too): for published examples."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (stored with the league)."""
@@ -83,6 +95,7 @@ class LeagueConfig:
             "time_control": self.time_control.to_dict(),
             "fault_policy": self.fault_policy.to_dict(),
             "rules": self.rules.to_dict(),
+            "public_deals": self.public_deals,
         }
 
     @classmethod
@@ -99,8 +112,13 @@ class LeagueConfig:
         if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
             problems.append(f"bad or missing name {name!r}: lowercase letters, digits, - and _")
         seed = data.get("seed")
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            problems.append(f"bad or missing seed {seed!r}: a non-negative integer")
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+            problems.append(f"bad seed {seed!r}: a non-negative integer")
+        public = data.get("public_deals", False)
+        if not isinstance(public, bool):
+            problems.append("public_deals must be true or false")
+        elif public and seed is None:
+            problems.append("public_deals needs a seed: the deals follow from it alone")
         bots = data.get("bots")
         if not isinstance(bots, list) or not all(isinstance(bot, str) for bot in bots):
             problems.append("bots must be a list of NAME or NAME@VERSION strings")
@@ -122,10 +140,19 @@ class LeagueConfig:
         if problems:
             raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
         assert isinstance(name, str)
-        assert isinstance(seed, int)
+        assert seed is None or isinstance(seed, int)
         time_control, fault_policy, rules = parts
         return cls(
-            name, seed, tuple(bots), series, duplicate, jobs, time_control, fault_policy, rules
+            name,
+            seed,
+            tuple(bots),
+            series,
+            duplicate,
+            jobs,
+            time_control,
+            fault_policy,
+            rules,
+            public,
         )
 
 
@@ -170,14 +197,47 @@ def load_league(path: Path) -> LeagueConfig:
     return LeagueConfig.from_dict(data)
 
 
-def derive_seed(league_seed: int, pairing: str, index: int) -> int:
-    """The deal seed of one series (or of one mirrored pair), from the league seed.
+def derive_seed(secret: bytes, pairing: str, index: int) -> int:
+    """The deal seed of one series (or of one mirrored pair): a keyed hash of the league secret.
 
-    >>> derive_seed(1, "a@1|b@1", 0) == derive_seed(1, "a@1|b@1", 0) != derive_seed(1, "a@1|b@1", 1)
-    True
+    >>> one = derive_seed(b"k" * 32, "a@1|b@1", 0)
+    >>> one == derive_seed(b"k" * 32, "a@1|b@1", 0), one == derive_seed(b"j" * 32, "a@1|b@1", 0)
+    (True, False)
     """
+    message = f"hollywood-gin/league/v2/{pairing}/{index}".encode()
+    return int.from_bytes(hmac.new(secret, message, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def public_seed(league_seed: int, pairing: str, index: int) -> int:
+    """The deal seed of a league from before league secrets: the league seed alone decides it
+    (kept so such leagues can still add bots)."""
     text = f"hollywood-gin/league/v1/{league_seed}/{pairing}/{index}".encode()
     return int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1
+
+
+def league_secret(config: LeagueConfig, home_secret: bytes) -> bytes:
+    """A new league's secret: random without a seed; the seed keyed with ``home_secret`` (the
+    store's own); with ``public_deals``, the seed alone (anyone can rebuild every deal).
+
+    >>> plain = LeagueConfig("x", 7, ("a", "b"))
+    >>> league_secret(plain, b"h" * 32) == league_secret(plain, b"h" * 32)
+    True
+    >>> league_secret(plain, b"h" * 32) == league_secret(plain, b"i" * 32)
+    False
+    """
+    if config.seed is None:
+        return secrets.token_bytes(32)
+    text = f"hollywood-gin/league-seed/v2/{config.seed}".encode()
+    if config.public_deals:
+        return hashlib.sha256(text).digest()
+    return hmac.new(home_secret, text, hashlib.sha256).digest()
+
+
+def _deal_seed(config: LeagueConfig, secret: bytes | None, pairing: str, deal: int) -> int:
+    if secret is not None:
+        return derive_seed(secret, pairing, deal)
+    assert config.seed is not None, "a league without a secret has a public seed"
+    return public_seed(config.seed, pairing, deal)
 
 
 def match_id(league: str, first: str, second: str, index: int) -> str:
@@ -185,11 +245,27 @@ def match_id(league: str, first: str, second: str, index: int) -> str:
     return f"{league}~{first}~{second}~{index:03d}"
 
 
-def schedule(config: LeagueConfig, idents: list[str]) -> list[MatchRow]:
+def play_match_id() -> str:
+    """A fresh id for ``gin play``'s match: the time and random letters, nothing of the seed."""
+    return f"play-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def play_seed(home_secret: bytes, seed: int) -> int:
+    """The deal seed of ``gin play --seed``: the user's seed keyed with the store's secret.
+
+    >>> play_seed(b"h" * 32, 7) == play_seed(b"h" * 32, 7) != play_seed(b"i" * 32, 7)
+    True
+    """
+    message = f"hollywood-gin/play-seed/v2/{seed}".encode()
+    return int.from_bytes(hmac.new(home_secret, message, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def schedule(config: LeagueConfig, idents: list[str], secret: bytes | None) -> list[MatchRow]:
     """Every match of a round robin between ``idents`` (resolved ``name@version``).
 
     Each unordered pair plays ``series_per_pairing`` series with seats alternating. With
-    duplicate on, series 2k and 2k+1 share one seed: the same decks, seats swapped.
+    duplicate on, series 2k and 2k+1 share one seed: the same decks, seats swapped. Seeds derive
+    from the league's ``secret`` (``None``: a league from before secrets, by its public seed).
     """
     rows = []
     for first, second in itertools.combinations(sorted(idents), 2):
@@ -208,7 +284,7 @@ def schedule(config: LeagueConfig, idents: list[str]) -> list[MatchRow]:
                     index,
                     seats[0],
                     seats[1],
-                    derive_seed(config.seed, pairing, deal),
+                    _deal_seed(config, secret, pairing, deal),
                     mirror,
                     "pending",
                     0,
@@ -230,14 +306,18 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
     except RegistryError as error:
         raise LeagueError(str(error)) from None
     stored = store.league_config(config.name)
+    secret = store.league_secret(config.name)
+    if stored is None:
+        secret = league_secret(config, store.secret("home"))
     document = {**config.to_dict(), "resolved": idents}
     if stored is not None:
         before = {key: value for key, value in stored.items() if key not in ("bots", "resolved")}
+        before.setdefault("public_deals", False)  # stored before the field existed
         after = {key: value for key, value in document.items() if key not in ("bots", "resolved")}
         if before != after or not set(stored["resolved"]) <= set(idents):
             raise LeagueError(
                 f"league {config.name} exists with other settings: only adding bots is allowed; "
                 "create a league with a new name"
             )
-    added = store.save_league(config.name, document, schedule(config, idents))
+    added = store.save_league(config.name, document, schedule(config, idents, secret), secret)
     return idents, added

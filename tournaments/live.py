@@ -1,4 +1,7 @@
-"""A live view of one match, fed by its log records (``gin play``)."""
+"""A live view of one match, fed by its log records (``gin play``).
+
+Names and fault details come from the bots: they go in as ``Text`` with their controls shown.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from referee.bot_text import shown
 from referee.rules import HandEnd
-from tournaments.render import END_WORDS
+from tournaments.render import END_WORDS, bot_text
 from tournaments.runner import Progress
 
 
@@ -47,11 +51,11 @@ class MatchView:
             self.result = fields
 
     def _hands_table(self) -> Table:
-        table = Table(title=f"{self.names[0]}  vs  {self.names[1]}", expand=False)
+        table = Table(title=bot_text(f"{self.names[0]}  vs  {self.names[1]}"), expand=False)
         for column in ("#", "end", "winner", "points", "games"):
             table.add_column(column, justify="right" if column in ("#", "points") else "left")
         for hand in self.hands[-12:]:
-            winner = "-" if hand["winner"] is None else self.names[hand["winner"]]
+            winner = bot_text("-" if hand["winner"] is None else self.names[hand["winner"]])
             games = ", ".join(str(game + 1) for game in hand["games"]) or "-"
             table.add_row(
                 str(hand["hand"] + 1),
@@ -69,18 +73,16 @@ class MatchView:
         for game in range(games):
             table.add_column(f"game {game + 1}", justify="right")
         for seat in (0, 1):
-            table.add_row(self.names[seat], *(str(total) for total in self.totals[seat]))
+            table.add_row(bot_text(self.names[seat]), *(str(total) for total in self.totals[seat]))
         return table
 
     def _faults(self) -> Text:
         text = Text()
         for fault in self.faults[-5:]:
             verdict = "forfeit" if fault.get("forfeited") else f"strike {fault.get('strikes')}"
-            text.append(
-                f"fault: {self.names[fault['seat']]}: {fault['kind']}: "
-                f"{fault['detail']} ({verdict})\n",
-                style="red",
-            )
+            line = f"fault: {self.names[fault['seat']]}: {fault['kind']}: {fault['detail']}"
+            text.append_text(bot_text(f"{line} ({verdict})", style="red"))
+            text.append("\n")
         return text
 
     def __rich__(self) -> RenderableType:
@@ -117,5 +119,5 @@ class LeagueView:
                 for match_id, started in list(progress.running.items())[:8]
             )
         )
-        faults = Text("\n".join(f"  {line}" for line in progress.faults), style="red")
+        faults = Text("\n".join(f"  {shown(line)}" for line in progress.faults), style="red")
         return Group(head, bar, running, faults)

@@ -1,4 +1,8 @@
-"""Rich renderings shared by the command line: hands, showdowns and score sheets."""
+"""Rich renderings shared by the command line: hands, showdowns and score sheets.
+
+Text a bot may have shaped (names, details, stderr, manifest fields) goes in as ``Text`` made by
+:func:`bot_text`, never into a markup string.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from referee.conformance import CheckReport
+from referee.bot_text import shown
+from referee.conformance import CheckReport, stderr_lines
+from referee.faults import Fault
 from referee.rules import HandEnd, HandRecord, SeriesResult
 from referee.rules.cards import Card, CardSet
 from tournaments.standings import Standings
@@ -22,6 +28,11 @@ END_WORDS = {
     HandEnd.STOCK_EXHAUSTED: "drawn (stock)",
     HandEnd.TURN_CAP: "drawn (turn cap)",
 }
+
+
+def bot_text(text: object, style: str = "") -> Text:
+    """Text that a bot may have shaped, as rich ``Text``: controls shown, no markup read."""
+    return Text(shown(str(text)), style=style)
 
 
 def cards_text(cards: CardSet | Sequence[Card]) -> Text:
@@ -98,13 +109,23 @@ def result_line(result: SeriesResult, names: Sequence[str]) -> str:
 def print_checklist(console: Console, report: CheckReport) -> None:
     """The conformance checklist, one line per item."""
     startup = "" if report.startup_ms is None else f", hello after {report.startup_ms:.0f} ms"
-    console.print(
-        f"[bold]{report.ident}[/bold]: {report.decisions} decisions in "
-        f"{report.series} series{startup}"
-    )
+    line = bot_text(report.ident, "bold")
+    line.append(f": {report.decisions} decisions in {report.series} series{startup}")
+    console.print(line)
     for item in report.items:
-        mark = "[green]✓[/green]" if item.passed else "[red]✗[/red]"
-        console.print(f"{mark} {item.name}" + (f": {item.detail}" if item.detail else ""))
+        line = Text("✓", style="green") if item.passed else Text("✗", style="red")
+        line.append_text(bot_text(f" {item.name}" + (f": {item.detail}" if item.detail else "")))
+        console.print(line)
+
+
+def fault_text(fault: Fault) -> Text:
+    """A fault for the terminal: seat, kind and detail, then the last lines of the bot's stderr."""
+    text = Text("fault", style="red")
+    text.append_text(bot_text(f" seat {fault.seat} {fault.kind.value}: {fault.detail}"))
+    for line in stderr_lines(fault):
+        text.append("\n  stderr: ", style="dim")
+        text.append_text(bot_text(line))
+    return text
 
 
 def bots_table(bots: Sequence[BotRow]) -> Table:
@@ -113,7 +134,8 @@ def bots_table(bots: Sequence[BotRow]) -> Table:
     for column in ("bot", "hash", "author", "description"):
         table.add_column(column)
     for bot in bots:
-        table.add_row(bot.ident, bot.hash[:12], bot.author, bot.description)
+        cells = (bot.ident, bot.hash[:12], bot.author, bot.description)
+        table.add_row(*(bot_text(cell) for cell in cells))
     return table
 
 
@@ -138,7 +160,7 @@ def standings_table(standings: Standings) -> Table:
         faults = " ".join(f"{kind}:{count}" for kind, count in sorted(bot.faults.items()))
         table.add_row(
             str(rank),
-            bot.bot,
+            bot_text(bot.bot),
             f"{bot.rating:+.0f}",
             f"{bot.rating_low:+.0f}..{bot.rating_high:+.0f}",
             f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
@@ -146,7 +168,7 @@ def standings_table(standings: Standings) -> Table:
             str(bot.hands_won),
             f"{bot.points_for}/{bot.points_against}",
             f"{bot.gins}/{bot.knocks}/{bot.undercuts_given}",
-            faults or "-",
+            bot_text(faults or "-"),
             f"{bot.mean_ms:.1f}",
         )
     return table
@@ -169,8 +191,8 @@ def pairwise_table(standings: Standings) -> Table:
             )
             margin = f"{pair.margin:+.1f}{interval}"
         table.add_row(
-            pair.bot,
-            pair.opponent,
+            bot_text(pair.bot),
+            bot_text(pair.opponent),
             str(pair.series),
             f"{pair.score:.0%}",
             f"{pair.los:.0%}",

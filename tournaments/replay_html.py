@@ -3,6 +3,8 @@
 The page holds the replay as JSON, a stylesheet and a script, all inline; its Content Security
 Policy forbids loading anything. A seat's page holds only that seat's view: the cards it could
 not see are not in the file at all. The referee's page holds all three views and can switch.
+Text from the log (which a bot may have shaped) goes in through :func:`referee.bot_text.shown`,
+as JSON no ``</script>`` or ``<!--`` can break out of, and the script shows it as text only.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from importlib.resources import files
 from typing import Any
 
+from referee.bot_text import shown
 from referee.replay import VIEWERS, Replay, SeatHand, Showdown, Step, Table, Viewer, viewer_name
 from referee.rules import Card, CardSet, min_deadwood
 
@@ -76,7 +79,7 @@ def _step(step: Step, viewers: tuple[Viewer, ...]) -> dict[str, Any]:
         own = step.ms is not None and (viewer is None or viewer == step.seat)
         views.append(
             {
-                "text": step.text(viewer),
+                "text": shown(step.text(viewer)),
                 "ms": step.ms if own else None,
                 "table": table_data(step.table(viewer)),
             }
@@ -89,26 +92,27 @@ def page_data(replay: Replay, viewer: Viewer) -> dict[str, Any]:
     viewers: tuple[Viewer, ...] = VIEWERS if viewer is None else (viewer,)
     views = [
         {
-            "name": viewer_name(one) + ("" if one is None else f" ({replay.names[one]})"),
+            "name": shown(viewer_name(one) + ("" if one is None else f" ({replay.names[one]})")),
             "seat": one,
         }
         for one in viewers
     ]
     return {
-        "title": replay.header.match_id,
-        "names": list(replay.names),
+        "title": shown(replay.header.match_id),
+        "names": [shown(name) for name in replay.names],
         "views": views,
         "hands": list(replay.hand_starts()),
         "steps": [_step(step, viewers) for step in replay.steps],
-        "verdict": replay.report.summary(),
+        "verdict": shown(replay.report.summary(), lines=True),
     }
 
 
 def _script_json(data: dict[str, Any]) -> str:
-    """JSON that is safe inside a ``<script>`` element (no ``<`` to close it early).
+    """JSON that is safe inside a ``<script>`` element (no ``<`` to close it early or to open
+    a comment).
 
-    >>> _script_json({"name": "</script><b>"})
-    '{"name":"\\\\u003c/script>\\\\u003cb>"}'
+    >>> _script_json({"name": "</script><!--<b>"})
+    '{"name":"\\\\u003c/script>\\\\u003c!--\\\\u003cb>"}'
     """
     return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
 

@@ -2,6 +2,8 @@
 
 The player's logic (:class:`Player`) is pure: keys in, position out. The terminal part is a small
 key reader in cbreak mode (:class:`TerminalKeys`); tests drive the player with scripted keys.
+Names, match ids and step texts come from the log, which a bot may have shaped: they go in as
+``Text``, through :func:`referee.bot_text.shown`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rich.panel import Panel
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from referee.bot_text import shown
 from referee.replay import Replay, SeatHand, Showdown, Step, StepKind, Table, Viewer, viewer_name
 from referee.rules import Card, CardSet, min_deadwood
 
@@ -46,9 +49,13 @@ def cards_text(cards: Iterable[Card], top: Card | None = None) -> Text:
     return text
 
 
+def _name(replay: Replay, seat: int) -> str:
+    return shown(replay.names[seat])
+
+
 def seat_label(replay: Replay, table: Table, seat: int) -> Text:
     """A seat's name with its markers: who deals, who is to move, whose view it is."""
-    label = Text(replay.names[seat], style="bold")
+    label = Text(_name(replay, seat), style="bold")
     if table.viewer == seat:
         label.append(" (you)", style="cyan")
     if table.dealer == seat:
@@ -99,7 +106,7 @@ def score_table(replay: Replay, table: Table) -> RichTable:
     for game in range(games):
         sheet.add_column(f"game {game + 1}", justify="right")
     for seat in (0, 1):
-        cells: list[str | Text] = [replay.names[seat]]
+        cells: list[str | Text] = [Text(_name(replay, seat))]
         for game in range(games):
             won = table.game_winners[game] == seat
             cells.append(Text(str(table.totals[seat][game]), style="bold green" if won else ""))
@@ -112,10 +119,10 @@ def showdown_text(replay: Replay, showdown: Showdown) -> Text:
     if showdown.knocker is None:
         return Text(f"drawn hand ({showdown.end.value}): nobody scores")
     knocker, defender = showdown.knocker, 1 - showdown.knocker
-    text = Text(f"{replay.names[knocker]} ({showdown.end.value}): ", style="bold")
+    text = Text(f"{_name(replay, knocker)} ({showdown.end.value}): ", style="bold")
     text.append_text(_melds_text(showdown.knocker_melds, showdown.knocker_deadwood_cards))
     text.append(f" = {showdown.knocker_deadwood}\n")
-    text.append(f"{replay.names[defender]}: ", style="bold")
+    text.append(f"{_name(replay, defender)}: ", style="bold")
     text.append_text(_melds_text(showdown.defender_melds, showdown.defender_deadwood_cards))
     text.append(f" = {showdown.defender_deadwood}")
     for cards, onto in showdown.layoffs:
@@ -123,7 +130,7 @@ def showdown_text(replay: Replay, showdown: Showdown) -> Text:
         text.append_text(cards_text(cards))
         text.append(" onto ")
         text.append_text(cards_text(onto))
-    winner = "-" if showdown.winner is None else replay.names[showdown.winner]
+    winner = "-" if showdown.winner is None else _name(replay, showdown.winner)
     games = ", ".join(str(game + 1) for game in showdown.games) or "-"
     plural = "s" if len(showdown.games) > 1 else ""
     text.append(f"\n{winner} scores {showdown.points} (game{plural} {games})", style="bold green")
@@ -144,7 +151,7 @@ def _melds_text(melds: Sequence[CardSet], deadwood: CardSet) -> Text:
 def step_line(step: Step, viewer: Viewer) -> Text:
     """One line for one step: what happened, as ``viewer`` saw it, with its time if known."""
     style = {StepKind.FAULT: "red", StepKind.NOTE: "bold red", StepKind.SHOWDOWN: "bold"}
-    text = Text(step.text(viewer), style=style.get(step.kind, ""))
+    text = Text(shown(step.text(viewer)), style=style.get(step.kind, ""))
     if step.ms is not None and (viewer is None or viewer == step.seat):
         text.append(f"  ({step.ms:.1f} ms)", style="dim")
     return text
@@ -157,10 +164,8 @@ def title_text(replay: Replay, step: Step, viewer: Viewer) -> Text:
     view = viewer_name(viewer)
     if viewer is not None:
         view += f" ({replay.names[viewer]})"
-    return Text(
-        f"{header.match_id} · {hand} · step {step.index + 1}/{len(replay.steps)} · view: {view}",
-        style="bold",
-    )
+    where = f"{hand} · step {step.index + 1}/{len(replay.steps)} · view: {view}"
+    return Text(shown(f"{header.match_id} · {where}"), style="bold")
 
 
 def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> RenderableType:
@@ -193,8 +198,10 @@ def transcript(replay: Replay, viewer: Viewer) -> Iterator[RenderableType]:
     """The whole series as ``viewer`` saw it: each deal, every step, each showdown and score."""
     names = replay.names
     yield Text(
-        f"match {replay.header.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1); "
-        f"view: {viewer_name(viewer)}",
+        shown(
+            f"match {replay.header.match_id}: {names[0]} (seat 0) vs {names[1]} (seat 1); "
+            f"view: {viewer_name(viewer)}"
+        ),
         style="bold",
     )
     for step in replay.steps:
@@ -222,7 +229,7 @@ def _totals_text(replay: Replay, table: Table) -> Text:
     parts = []
     for seat in (0, 1):
         totals = " ".join(str(total) for total in table.totals[seat])
-        parts.append(f"{replay.names[seat]} {totals}")
+        parts.append(f"{_name(replay, seat)} {totals}")
     return Text("score: " + " · ".join(parts), style="dim")
 
 

@@ -5,6 +5,11 @@ Every match is marked running before its worker starts and done when its result 
 next run puts them back to pending (their partial logs are kept aside) and plays them again, so
 no result is lost or counted twice. Ctrl-C stops the workers (they tear their bots down) and
 leaves the league resumable.
+
+The two legs of a duplicate pair (same decks, seats swapped) never run at the same time, so a
+bot cannot pass what it saw in one leg to itself in the other: a leg whose mirror is running
+waits without taking a slot, and other matches go ahead. The pairs come from the store's
+``duplicate_of``, so a resumed league keeps the rule.
 """
 
 from __future__ import annotations
@@ -99,12 +104,13 @@ class LeagueRunner:
         self.progress.failed = 0
         pending = self.store.matches(self.config.name, "pending")
         limiter = trio.CapacityLimiter(self.progress.slots)
+        pairs = {duplicate_pair(match): trio.Lock() for match in pending}
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._follow_capacity, limiter)
                 async with trio.open_nursery() as nursery:
                     for match in pending:
-                        nursery.start_soon(self._play, match, limiter)
+                        nursery.start_soon(self._play, match, limiter, pairs[duplicate_pair(match)])
                 outer.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if group.subgroup(KeyboardInterrupt) is not None:
@@ -129,8 +135,8 @@ class LeagueRunner:
             if slots != limiter.total_tokens:
                 limiter.total_tokens = self.progress.slots = slots
 
-    async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter) -> None:
-        async with limiter:
+    async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter, pair: trio.Lock) -> None:
+        async with pair, limiter:  # the pair first: a leg waiting for its mirror holds no slot
             for attempt in range(1, RETRIES + 1):
                 outcome = await self._attempt(match)
                 if outcome is None:
@@ -213,6 +219,12 @@ class LeagueRunner:
             "strict": self.strict,
             "parent": os.getpid(),
         }
+
+
+def duplicate_pair(match: MatchRow) -> str:
+    """The duplicate pair a match is a leg of, by its first leg's id (its own id if it has no
+    mirror): the runner never plays two matches of one pair at once."""
+    return match.duplicate_of or match.match_id
 
 
 class ExecutorError(RuntimeError):

@@ -7,6 +7,7 @@ resumed or duplicated match can never count twice. Every result points at its ma
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 SCHEMA_VERSION: Final = 1
+SECRET_BYTES: Final = 32
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +35,8 @@ CREATE TABLE IF NOT EXISTS bots (
 CREATE TABLE IF NOT EXISTS leagues (
     name TEXT PRIMARY KEY,
     config TEXT NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    secret TEXT
 );
 CREATE TABLE IF NOT EXISTS matches (
     match_id TEXT PRIMARY KEY,
@@ -115,6 +118,7 @@ class Store:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(mode=0o600)  # its secrets are the referee's: readable by this user alone
         self.path = path
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
@@ -122,6 +126,9 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        columns = {row["name"] for row in self.db.execute("PRAGMA table_info(leagues)")}
+        if "secret" not in columns:  # a store from before league secrets: its leagues keep
+            self.db.execute("ALTER TABLE leagues ADD COLUMN secret TEXT")  # public seeds
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
@@ -196,17 +203,43 @@ class Store:
         found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
         return None if found is None else dict(json.loads(found["config"]))
 
+    def league_secret(self, name: str) -> bytes | None:
+        """The secret a league's deal seeds derive from (``None``: a league from before secrets,
+        whose seeds came from its public seed alone)."""
+        found = self.db.execute("SELECT secret FROM leagues WHERE name = ?", (name,)).fetchone()
+        return None if found is None or found["secret"] is None else bytes.fromhex(found["secret"])
+
+    def secret(self, key: str) -> bytes:
+        """A secret of this store's own (32 random bytes made on first use), e.g. ``home``: the key
+        that user-given seeds are combined with, so the same seed deals the same here and nowhere
+        else."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                (f"secret:{key}", secrets.token_bytes(SECRET_BYTES).hex()),
+            )
+            found = db.execute("SELECT value FROM meta WHERE key = ?", (f"secret:{key}",))
+            return bytes.fromhex(found.fetchone()["value"])
+
     def leagues(self) -> list[str]:
         """Every league's name."""
         return [row["name"] for row in self.db.execute("SELECT name FROM leagues ORDER BY name")]
 
-    def save_league(self, name: str, config: dict[str, Any], matches: list[MatchRow]) -> int:
-        """Create or extend a league; returns how many matches were new."""
+    def save_league(
+        self, name: str, config: dict[str, Any], matches: list[MatchRow], secret: bytes | None
+    ) -> int:
+        """Create or extend a league; returns how many matches were new. ``secret`` is kept from
+        the league's creation on (extending a league never changes it)."""
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO leagues (name, config, created_at) VALUES (?, ?, ?)"
+                "INSERT INTO leagues (name, config, created_at, secret) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(name) DO UPDATE SET config = excluded.config",
-                (name, json.dumps(config, sort_keys=True), time.time()),
+                (
+                    name,
+                    json.dumps(config, sort_keys=True),
+                    time.time(),
+                    None if secret is None else secret.hex(),
+                ),
             )
             before = db.total_changes
             db.executemany(

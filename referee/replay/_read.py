@@ -75,14 +75,14 @@ def raw_records(text: str) -> list[RawRecord]:
 def _readers() -> dict[int, VersionReader]:
     from referee.replay import _v1  # noqa: PLC0415 - the version modules import this one
 
-    return {1: _v1.read}
+    return {1: _v1.read, 2: _v1.read}
 
 
 def known_formats() -> tuple[int, ...]:
     """The log format versions this code reads.
 
     >>> known_formats()
-    (1,)
+    (1, 2)
     """
     return tuple(sorted(_readers()))
 

@@ -110,6 +110,8 @@ class FaultRecord:
     evidence: dict[str, Any]
     strikes: int
     forfeited: bool
+    stray: bool = False
+    """A fault beside the decision (a stray answer, a second stream): the decision went on."""
 
 
 Totals = tuple[tuple[int, ...], tuple[int, ...]]
@@ -131,6 +133,8 @@ class HandEndRecord:
     totals: Totals
     turns: int
     deck: tuple[Card, ...]
+    salt: bytes | None = None
+    """The salt of this hand's deck commitment (format 2; ``None`` in format 1, unsalted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,8 @@ class ResultRecord:
     faults: tuple[dict[str, Any], ...]
     stats: tuple[dict[str, Any], ...]
     seed: int
+    salt: bytes | None = None
+    """The match salt of the commitments (format 2; ``None`` in format 1, unsalted)."""
 
 
 BodyRecord = HandStart | Request | ActionRecord | FaultRecord | HandEndRecord | ResultRecord

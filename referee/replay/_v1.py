@@ -1,4 +1,7 @@
-"""The reader of log format 1 (``referee.matchlog``, ``LOG_FORMAT = 1``).
+"""The reader of log formats 1 and 2 (``referee.matchlog``, ``LOG_FORMAT``).
+
+Format 2 is format 1 with salted commitments: each ``hand_end`` and the ``result`` carry a
+``salt`` (hex); the walker checks the commitments by the header's format.
 
 Every field is checked for presence and type; a record that fails names its line and field.
 """
@@ -10,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.control import FaultPolicy, TimeControl
-from referee.matchlog import action_from_dict
+from referee.matchlog import SALT_BYTES, action_from_dict
 from referee.replay._read import RawRecord
 from referee.replay._records import (
     ActionRecord,
@@ -181,6 +184,7 @@ def _fault(line: int, fields: Fields) -> FaultRecord:
         fields.obj("evidence"),
         fields.whole("strikes"),
         fields.flag("forfeited"),
+        "stray" in fields.data and fields.flag("stray"),
     )
 
 
@@ -193,6 +197,20 @@ def _deck(fields: Fields) -> tuple[Card, ...]:
     if sorted(deck) != list(range(52)):
         raise FieldError("field 'deck' must hold each of the 52 cards exactly once")
     return deck
+
+
+def _salt(fields: Fields) -> bytes | None:
+    """A commitment salt (hex; format 2), or ``None`` where the record has none (format 1)."""
+    if fields.data.get("salt") is None:
+        return None
+    text = fields.text("salt")
+    try:
+        salt = bytes.fromhex(text)
+    except ValueError:
+        raise FieldError("field 'salt' must be hexadecimal") from None
+    if len(salt) != SALT_BYTES:
+        raise FieldError(f"field 'salt' must hold {SALT_BYTES} bytes, not {len(salt)}")
+    return salt
 
 
 def _hand_end(line: int, fields: Fields) -> HandEndRecord:
@@ -209,6 +227,7 @@ def _hand_end(line: int, fields: Fields) -> HandEndRecord:
         fields.totals("totals"),
         fields.whole("turns"),
         _deck(fields),
+        _salt(fields),
     )
 
 
@@ -235,6 +254,7 @@ def _result(line: int, fields: Fields) -> ResultRecord:
         tuple(faults),
         tuple(stats),
         seed,
+        _salt(fields),
     )
 
 
@@ -263,10 +283,10 @@ def body_record(raw: RawRecord) -> BodyRecord | BadRecord:
 
 
 def read(path: Path | None, raws: Sequence[RawRecord]) -> MatchLogData:
-    """Read format-1 records; stop at the first that cannot be read.
+    """Read format-1 or format-2 records; stop at the first that cannot be read.
 
     Raises:
-        LogReadError: the header is not a readable format-1 header.
+        LogReadError: the header is not a readable header.
     """
     header = _header(raws[0], path)
     records: list[BodyRecord] = []

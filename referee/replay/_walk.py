@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from referee.faults import FaultKind
 from referee.match import FORFEIT, safe_action
-from referee.matchlog import seed_commitment
+from referee.matchlog import hand_salt, seed_commitment
 from referee.replay._records import (
     ActionRecord,
     BodyRecord,
@@ -113,9 +113,34 @@ class Walk:
 
     def _trusted_seed(self) -> int | None:
         result = self.log.result
-        if result is None or seed_commitment(result.seed) != self.header.seed_commitment:
+        if result is None or not self._commits_to(result):
             return None
         return result.seed
+
+    def _commits_to(self, result: ResultRecord) -> bool:
+        """Whether the result's seed (and salt, from format 2) is the header's commitment."""
+        if self.header.format >= 2 and result.salt is None:
+            return False
+        return seed_commitment(result.seed, result.salt) == self.header.seed_commitment
+
+    def _hand_salt(self, hand: int, source: BodyRecord) -> bytes | None:
+        """The salt of ``hand``'s deck commitment, as revealed by ``source`` (format 1: none).
+
+        Raises:
+            Disagreement: a format-2 record reveals no salt, or one the match salt disagrees with.
+        """
+        if self.header.format < 2:
+            return None
+        result = self.log.result
+        expected = None if result is None or result.salt is None else hand_salt(result.salt, hand)
+        revealed = source.salt if isinstance(source, HandEndRecord) else expected
+        if revealed is None:
+            raise Disagreement(source, f"the salt of hand {hand}'s deck commitment is not revealed")
+        if expected is not None and revealed != expected:
+            raise Disagreement(
+                source, f"the salt revealed for hand {hand} is not the one the match salt gives"
+            )
+        return revealed
 
     def _deck(self, hand: int) -> tuple[tuple[Card, ...], BodyRecord] | None:
         """The deck of ``hand`` and the record that revealed it, if any did."""
@@ -235,7 +260,7 @@ class Walk:
             )
 
     def _check_deck(self, record: HandStart, deck: tuple[Card, ...], source: BodyRecord) -> None:
-        if deck_commitment(deck) != record.commitment:
+        if deck_commitment(deck, self._hand_salt(record.hand, source)) != record.commitment:
             raise Disagreement(
                 source,
                 f"the deck revealed for hand {record.hand} does not match its commitment "
@@ -397,10 +422,13 @@ class Walk:
             )  # fmt: skip
         if self.request_fault is not None:
             raise Disagreement(record, f"request {pending.id} already has a fault")
-        self.request_fault = record
+        if not record.stray:  # a stray fault leaves the request open for the seat's answer
+            self.request_fault = record
 
     def _fault_texts(self, record: FaultRecord) -> tuple[str, str, str]:
         verdict = "the series is forfeited" if record.forfeited else f"strike {record.strikes}"
+        if record.stray and not record.forfeited:
+            verdict += "; the decision goes on"
         public = (
             f"fault by {self.names[record.seat]}: {record.kind}: {record.detail[:500]} ({verdict})"
         )
@@ -460,7 +488,7 @@ class Walk:
     # --- result ----------------------------------------------------------------------------
 
     def _result(self, record: ResultRecord) -> None:
-        if seed_commitment(record.seed) != self.header.seed_commitment:
+        if not self._commits_to(record):
             raise Disagreement(
                 record, f"the seed {record.seed} does not match the header's seed commitment"
             )
@@ -505,6 +533,7 @@ class Walk:
                 "request_id": fault.request_id,
                 "elapsed_ms": fault.elapsed_ms,
                 "evidence": fault.evidence,
+                **({"stray": True} if fault.stray else {}),
             }
             for fault in self.faults
         ]

@@ -228,13 +228,24 @@ def shuffled_deck(seed: int, hand_number: int) -> tuple[Card, ...]:
     return tuple(CARDS[card] for card in cards)
 
 
-def deck_commitment(deck: Sequence[int]) -> str:
-    """SHA-256 hex of a deck's order: published before a hand, checkable after it.
+_COMMITMENT_DOMAIN: Final = b"hollywood-gin/deck-commitment/v2/"
 
-    >>> len(deck_commitment(shuffled_deck(1, 0)))
-    64
+
+def deck_commitment(deck: Sequence[int], salt: bytes | None = None) -> str:
+    """SHA-256 hex of a deck's order, salted: published before a hand, checkable after it.
+
+    The salt (secret until the hand's end, 16 random-looking bytes per hand) is what stops a
+    seat from testing guesses of the seed against the commitment it is shown. ``None`` is the
+    unsalted commitment of format-1 logs, kept so they still verify.
+
+    >>> deck = shuffled_deck(1, 0)
+    >>> one, other = deck_commitment(deck, bytes(16)), deck_commitment(deck, b"x" * 16)
+    >>> len(one), one == other
+    (64, False)
     """
-    return hashlib.sha256(bytes(deck)).hexdigest()
+    if salt is None:
+        return hashlib.sha256(bytes(deck)).hexdigest()
+    return hashlib.sha256(_COMMITMENT_DOMAIN + salt + bytes(deck)).hexdigest()
 
 
 # --- the state machine -------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import resource
 import sys
 import threading
 from typing import Final
@@ -52,6 +53,8 @@ def harden_referee_process() -> tuple[str, ...]:
       its ``/proc/<pid>/mem`` or ``environ``.
     * ``PR_SET_CHILD_SUBREAPER``: descendants that escape their parent (``setsid`` plus double
       fork) are re-parented here, not to init, so the teardown can find and reap them.
+    * ``RLIMIT_NOFILE`` raised to its hard limit: the referee's descriptors never run out before
+      a bot's do (each seat's socket also admits one connection only; see ``referee.bridge``).
     """
     global _hardening  # noqa: PLW0603 - one process-wide state, set once
     with _HARDEN_LOCK:
@@ -78,6 +81,12 @@ def _harden() -> tuple[str, ...]:
             prctl(option, value)
         except OSError as error:
             problems.append(f"prctl {name} failed: {error}")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (OSError, ValueError) as error:
+            problems.append(f"raising RLIMIT_NOFILE from {soft} to {hard} failed: {error}")
     return tuple(problems)
 
 

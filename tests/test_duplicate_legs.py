@@ -1,0 +1,173 @@
+"""Duplicate legs cannot talk: the two legs of a pair never run at once, and nothing a bot
+leaves in one series is there in its next.
+
+The scheduling tests drive the real runner with a fake executor on trio's mock clock (instant);
+the last test plays real sandboxed series back to back.
+"""
+
+from __future__ import annotations
+
+import secrets
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from protocol.manifest import load_manifest
+from referee.control import FaultPolicy, TimeControl
+from referee.local import play_folders, remote_seat
+from referee.match import MatchConfig
+from referee.sandbox import Layer, Sandbox, SandboxLimits
+from tests.hostile_bots import hostile_folder
+from tournaments.league import LeagueConfig, create_league
+from tournaments.registry import Arena, submit
+from tournaments.runner import ExecutorError, LeagueRunner, duplicate_pair
+from tournaments.store import Store
+
+GREEDY = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
+FAST = TimeControl(move_time_ms=400, grace_ms=100, time_bank_ms=0, startup_ms=8000)
+
+
+@dataclass
+class FakeExecutor:
+    """Plays each job for a few (mock) seconds and records when each match ran."""
+
+    pairs: dict[str, str]
+    """Match id -> its duplicate pair."""
+    slots: int = 4
+    stop_after: int | None = None
+    """Fail as the executor of a lost cluster does once this many matches were started."""
+    running: set[str] = field(default_factory=set)
+    peak: int = 0
+    overlaps: list[tuple[str, str]] = field(default_factory=list)
+    started: int = 0
+
+    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
+        match = str(job["match_id"])
+        if self.stop_after is not None and self.started == self.stop_after:
+            raise ExecutorError("the fake cluster is gone")
+        self.started += 1
+        self.overlaps += [(match, other) for other in self.running if self._paired(match, other)]
+        self.running.add(match)
+        self.peak = max(self.peak, len(self.running))
+        try:
+            await trio.sleep(1 + zlib.crc32(match.encode()) % 7)
+        finally:
+            self.running.discard(match)
+        summary = {"winner": 0, "end": "complete", "faults": []}
+        return {"summary": summary, "reason": "fake"}
+
+    def _paired(self, match: str, other: str) -> bool:
+        return self.pairs[match] == self.pairs[other]
+
+    async def capacity(self) -> int:
+        return self.slots
+
+    async def aclose(self) -> None:
+        """Nothing to let go of."""
+
+
+def duplicate_league(tmp_path: Path) -> tuple[Arena, Store, LeagueConfig]:
+    """Five registered bots (never run), ten pairings of four series: twenty duplicate pairs."""
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    modes = ("none", "crash", "hang", "slow", "spin")
+    folders = [hostile_folder(tmp_path, mode) for mode in modes]
+    idents = [trio.run(submit, arena, store, folder, None).ident for folder in folders]
+    config = LeagueConfig.from_dict(
+        {"name": "dup", "seed": 1, "bots": idents, "series_per_pairing": 4, "duplicate": True}
+    )
+    create_league(store, config)
+    return arena, store, config
+
+
+def fake_for(store: Store, **options: Any) -> FakeExecutor:
+    return FakeExecutor({m.match_id: duplicate_pair(m) for m in store.matches("dup")}, **options)
+
+
+def run(arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor) -> None:
+    runner = LeagueRunner(arena, store, config, executor.slots, executor=executor)
+    trio.run(runner.run, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_the_legs_of_a_pair_never_run_at_once_and_the_slots_stay_busy(tmp_path: Path) -> None:
+    arena, store, config = duplicate_league(tmp_path)
+    executor = fake_for(store)
+    run(arena, store, config, executor)
+    assert executor.overlaps == []
+    assert executor.peak == 4
+    assert store.counts("dup") == {"done": 40}
+    assert len({duplicate_pair(m) for m in store.matches("dup")}) == 20
+
+
+def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path) -> None:
+    arena, store, config = duplicate_league(tmp_path)
+    first = fake_for(store, stop_after=9)
+    with pytest.raises(ExecutorError):
+        run(arena, store, config, first)
+    done = store.counts("dup").get("done", 0)
+    assert 0 < done < 40
+    for match in store.matches("dup", "pending")[:3]:
+        store.mark_running(match.match_id)  # as a runner killed outright leaves them
+    second = fake_for(store)
+    run(arena, store, config, second)
+    assert first.overlaps == second.overlaps == []
+    assert second.started == 40 - done
+    assert store.counts("dup") == {"done": 40}
+
+
+# --- nothing survives a series -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
+    yield box
+    box.close()
+
+
+def probes(text: str) -> dict[str, str]:
+    """``PROBE name VERDICT ...`` lines of a bot's stderr: name -> verdict."""
+    lines = [line.split() for line in text.splitlines() if line.startswith("PROBE ")]
+    return {words[1]: words[2] for words in lines if len(words) > 2}
+
+
+def series_of(sandbox: Sandbox, folder: Path, tmp_path: Path, index: int) -> dict[str, str]:
+    """Play one series of the bot in ``folder`` (seat 0) against greedy; its probes."""
+    bot = remote_seat(load_manifest(folder), sandbox.prepare, f"leftover-{index}-0")
+    greedy = remote_seat(load_manifest(GREEDY), sandbox.prepare, f"leftover-{index}-1")
+    config = MatchConfig(
+        f"leftover-{index}", 11 + index, time_control=FAST, fault_policy=FaultPolicy(strikes=3)
+    )
+    result = trio.run(play_folders, (bot, greedy), config, tmp_path / f"{index}.jsonl")
+    assert result.faults == ()
+    assert bot.stderr is not None
+    return probes(bot.stderr.text())
+
+
+def test_nothing_a_bot_leaves_is_there_in_its_next_series(sandbox: Sandbox, tmp_path: Path) -> None:
+    missing = [s.detail for s in sandbox.layers if s.layer is Layer.BWRAP and not s.active]
+    if missing:
+        pytest.skip(f"sandbox layer BWRAP unavailable: {missing[0]}")
+    folder = hostile_folder(tmp_path, "leftover", f"gin-leftover-{secrets.token_hex(4)}")
+    places = ("tmp", "shm", "code", "run", "home")
+    first = series_of(sandbox, folder, tmp_path, 0)
+    assert [first[f"leftover_{place}"] for place in places] == ["BLOCKED"] * 5
+    # Where a bot may write, it did (so the next series could have found it); not in its code
+    # or run folder, which are read-only.
+    assert {place: first[f"leave_{place}"] for place in places} == {
+        "tmp": "ALLOWED",
+        "shm": "ALLOWED",
+        "code": "BLOCKED",
+        "run": "BLOCKED",
+        "home": "ALLOWED",
+    }
+    second = series_of(sandbox, folder, tmp_path, 1)
+    assert {place: second[f"leftover_{place}"] for place in places} == dict.fromkeys(
+        places, "BLOCKED"
+    )

@@ -1,0 +1,126 @@
+"""Floods on a bot's own socket cost the referee and the honest opponent nothing.
+
+A seat's gRPC server admits one connection (``grpc.max_allowed_incoming_connections``) and one
+stream on it (``grpc.max_concurrent_streams``): further connections are closed as they are
+accepted and further streams refused inside gRPC's core, before any Python code of the referee
+runs. Each test plays a flooding bot (``tests/hostile/hostile.py``) against the sample greedy bot
+with real processes in the real sandbox. ``benchmarks/flood_bench.py`` reports the honest
+opponent's decision times beside a run without the flooder.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from referee.control import TimeControl
+from referee.faults import FaultKind
+from referee.matchlog import read_records
+from referee.sandbox import Sandbox, SandboxLimits
+from tests.test_hostile import play, warm_up
+
+FLOOD_TIME = TimeControl(move_time_ms=200, grace_ms=50, time_bank_ms=0, startup_ms=8000)
+MEMORY_BOUND_MIB = 32
+"""Most the referee's memory may grow during a flooded series (unbounded before: +177 MiB in 3 s
+here, +900 MB in 35 s in the report)."""
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
+    warm_up(box)
+    yield box
+    box.close()
+
+
+def rss_mib() -> int:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmRSS"))
+    return int(line.split()[1]) // 1024
+
+
+@contextmanager
+def peak_rss() -> Iterator[list[int]]:
+    """The referee's resident memory: ``[at the start, the peak]``, sampled every 50 ms."""
+    seen = [rss_mib(), rss_mib()]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            seen[1] = max(seen[1], rss_mib())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        sampler.join()
+
+
+def test_a_rapid_reset_flood_costs_the_opponent_nothing(sandbox: Sandbox, tmp_path: Path) -> None:
+    # From its first decision on, the flooder opens a second connection and streams to an
+    # unknown method on it, each reset at once, in batches of 64, for the rest of the series.
+    with peak_rss() as memory:
+        played = play(sandbox, tmp_path, "h2_flood", "4", control=FLOOD_TIME, strikes=10**6)
+    assert memory[1] - memory[0] < MEMORY_BOUND_MIB, memory
+    assert played.result.end != "forfeit"
+    assert played.result.faults == ()  # the honest seat never timed out
+    honest = [r for r in read_records(played.log) if r["type"] == "action" and r["seat"] == 1]
+    assert honest
+    assert all(r["by"] in ("bot", "forced") for r in honest)
+
+
+def test_a_flood_on_the_bots_own_play_connection_is_refused_in_grpc(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # The flooder speaks HTTP/2 by hand: its Play stream, and on that same connection, after
+    # each answer and for as long as the opponent thinks, new streams reset at once. The one
+    # stream rule refuses them in gRPC's core (without it: +680 MiB and timeouts in one series).
+    with peak_rss() as memory:
+        played = play(sandbox, tmp_path, "raw_flood", control=FLOOD_TIME, strikes=10**6)
+    assert memory[1] - memory[0] < MEMORY_BOUND_MIB, memory
+    assert played.result.end != "forfeit"
+    assert played.result.faults == ()
+    sent = re.search(r"PROBE raw_misbehaviour raw_flood (\d+)", played.stderr())
+    assert sent is not None
+    assert int(sent.group(1)) > 1000
+
+
+def test_a_ping_flood_ends_only_the_flooders_connection(sandbox: Sandbox, tmp_path: Path) -> None:
+    played = play(sandbox, tmp_path, "raw_ping", control=FLOOD_TIME)
+    assert played.result.forfeited == (0,)
+    assert played.kinds == [FaultKind.CRASH]
+
+
+@contextmanager
+def descriptor_limit(limit: int) -> Iterator[None]:
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, before[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_an_early_connection_flood_hurts_only_the_flooder(sandbox: Sandbox, tmp_path: Path) -> None:
+    # Before it says hello, 16 children of the flooder open 250 connections each (4,000 in
+    # all, against the referee's 4,096 descriptors), then the flooder plays. Only the first
+    # connection is admitted: the flooder's own gRPC channel finds the seat taken and it fails
+    # its start-up, while the opponent starts and everything is torn down (``play`` checks
+    # jails, processes and descriptors). Without the one-connection rule the referee holds 4,000
+    # descriptors and the flooder plays on.
+    started = time.monotonic()
+    with descriptor_limit(4096):
+        played = play(sandbox, tmp_path, "connections", "250x16", control=FLOOD_TIME)
+    assert played.kinds == [FaultKind.STARTUP_FAILURE]
+    assert played.result.identities[1] is not None  # the honest seat started
+    assert "PROBE held_connections" in played.stderr()
+    assert time.monotonic() - started < 60

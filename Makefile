@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench proto clean node-bot sandbox-deps browser-deps
+.PHONY: demo test lint bench proto clean node-bot go-bot sandbox-deps browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,38 @@ $(NODE_BOT_STAMP): $(NODE_BOT_DIR)/package-lock.json $(NODE_BOT_DIR)/package.jso
 	touch $@
 
 node-bot: $(NODE_BOT_STAMP)
+
+# The Go sample bot: protoc generates the Go code of the .proto (its go_package) into a GOPATH
+# under build/, and `go build` links ./gin-go-bot (static, no cgo), offline, in GOPATH mode, from
+# Debian's Go packages only (no module proxy). As root this installs whichever of those packages
+# is missing; otherwise a missing one fails loudly rather than skipping the Go tests.
+GO_BOT_DIR   := sample_bots/go
+GO_BOT_BIN   := $(GO_BOT_DIR)/gin-go-bot
+GO_BOT_BUILD := build/go-bot
+GO_BOT_DEBS  := golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
+                protoc-gen-go protoc-gen-go-grpc protobuf-compiler
+
+$(GO_BOT_BIN): $(GO_BOT_DIR)/main.go protocol/hollywood_gin.proto
+	@missing=""; \
+	for package in $(GO_BOT_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make go-bot: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "make go-bot: missing Debian packages:$$missing (as root: apt-get install$$missing)" >&2; exit 1; \
+	  fi; \
+	fi
+	rm -rf $(GO_BOT_BUILD)/gopath && mkdir -p $(GO_BOT_BUILD)/gopath/src
+	protoc -Iprotocol --go_out=$(GO_BOT_BUILD)/gopath/src --go-grpc_out=$(GO_BOT_BUILD)/gopath/src \
+	  protocol/hollywood_gin.proto
+	cd $(GO_BOT_DIR) && GO111MODULE=off GOFLAGS= CGO_ENABLED=0 \
+	  GOPATH=/usr/share/gocode:$(CURDIR)/$(GO_BOT_BUILD)/gopath GOCACHE=$(CURDIR)/$(GO_BOT_BUILD)/cache \
+	  go build -ldflags='-s -w' -o gin-go-bot .
+
+go-bot: $(GO_BOT_BIN)
 
 # System tools of the bot sandbox (referee/sandbox): bubblewrap and libseccomp. As root this installs
 # whichever is missing; otherwise it only says that the sandbox tests will skip the root-only layers.
@@ -61,7 +93,7 @@ browser-deps:
 demo: $(STAMP) node-bot sandbox-deps
 	$(BIN)/gin league demo
 
-test: $(STAMP) node-bot sandbox-deps browser-deps
+test: $(STAMP) node-bot go-bot sandbox-deps browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -80,4 +112,4 @@ proto: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m protocol.codegen .
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(GO_BOT_BUILD) $(GO_BOT_BIN)

@@ -280,9 +280,11 @@ class Hello(_message.Message):
     token: _builtins.str
     """The value of the GIN_TOKEN environment variable, exactly."""
     name: _builtins.str
-    """The bot's name, as in its bot.toml manifest."""
+    """The bot's name, exactly as in its bot.toml manifest (any other name is refused: a start-up
+    failure).
+    """
     version: _builtins.str
-    """The bot's version, as in its bot.toml manifest."""
+    """The bot's version, exactly as in its bot.toml manifest (likewise)."""
     protocol_version: _builtins.int
     """The protocol version the bot speaks: 1 for this file."""
     events_in_requests: _builtins.bool
@@ -555,11 +557,11 @@ class Welcome(_message.Message):
     protocol_version: _builtins.int
     """The protocol version the referee will speak (1)."""
     opponent_name: _builtins.str
-    """The opponent's name, as given in its Hello."""
+    """The opponent's name, as in its manifest (its Hello said the same)."""
     opponent_version: _builtins.str
-    """The opponent's version, as given in its Hello."""
+    """The opponent's version, as in its manifest."""
     match_id: _builtins.str
-    """An identifier of this series (for the bot's own logs)."""
+    """An identifier of this series (for the bot's own logs); it tells nothing of the deals."""
     @_builtins.property
     def rules(self) -> Global___RuleParams:
         """The rules of this series."""
@@ -1014,7 +1016,10 @@ class HandStarted(_message.Message):
     upcard: _builtins.str
     """The card turned face up to start the discard pile."""
     deck_commitment: _builtins.str
-    """SHA-256 hex of the deck's order, published before play and checkable from the log after."""
+    """SHA-256 hex of a secret salt and the deck's order, published before play: the log reveals
+    the salt and the deck once the hand is over, so anyone can check that the deck dealt is
+    the one committed to, and no one can test a guess of the deck against it before.
+    """
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Your ten cards and the upcard."""

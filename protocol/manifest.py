@@ -16,20 +16,25 @@ Validation reports every problem at once, one plain sentence each, and never a t
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
 import shutil
 import sys
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Final
 
 MANIFEST: Final = "bot.toml"
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 VERSION_PATTERN: Final = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}")
 KNOWN_KEYS: Final = {"name", "version", "command", "author", "description"}
+SYSTEM_PATHS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
+"""System folders every bot sees read-only (``referee.sandbox`` mounts them; a test checks), so a
+symlink of a bot folder may point into them (a venv's interpreter)."""
 MAX_FOLDER_BYTES: Final = 50 * 1024 * 1024
 MAX_FILES: Final = 10_000
 PYTHON_NAMES: Final = {"python", "python3"}
@@ -69,8 +74,8 @@ class Manifest:
         if program in PYTHON_NAMES:
             return [sys.executable, *args]
         local = self.folder / program
-        if local.is_file():
-            return [str(local.resolve()), *args]
+        if local.is_file():  # not resolved: a venv's python must run as itself, links and all
+            return [os.path.abspath(local), *args]
         return [shutil.which(program) or program, *args]
 
 
@@ -128,18 +133,80 @@ def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[s
     return command
 
 
+IGNORE_FILE: Final = ".ginignore"
+ALWAYS_IGNORED: Final = ("__pycache__", ".git", ".gin")
+"""Never part of a bot: caches, version control, an arena home made inside the folder."""
+
+
+def ignore_rule(folder: Path) -> Callable[[PurePath], bool]:
+    """Whether a path (relative to ``folder``) is left out of the bot: caches, version control and
+    what the folder's ``.ginignore`` names (one glob a line, ``#`` comments; a glob without ``/``
+    matches a name at any depth, one with ``/`` a path from the folder; a trailing ``/`` is
+    ignored). Left-out files are not hashed, copied, packed or counted: the bot does not have
+    them. An unreadable ``.ginignore`` counts as empty (the check reports it).
+
+    >>> rule = ignore_rule(Path("/nonexistent"))
+    >>> rule(PurePath("src/__pycache__/x.pyc")), rule(PurePath("src/x.py"))
+    (True, False)
+    """
+    globs: list[str] = list(ALWAYS_IGNORED)
+    try:
+        text = (folder / IGNORE_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    for line in text.splitlines():
+        glob = line.strip().rstrip("/")
+        if glob and not glob.startswith("#"):
+            globs.append(glob)
+
+    def ignored(relative: PurePath) -> bool:
+        parts = relative.parts
+        for glob in globs:
+            if "/" in glob:
+                if any(fnmatch.fnmatchcase("/".join(parts[:n]), glob.lstrip("/"))
+                       for n in range(1, len(parts) + 1)):  # fmt: skip
+                    return True
+            elif any(fnmatch.fnmatchcase(part, glob) for part in parts):
+                return True
+        return False
+
+    return ignored
+
+
+def _link_problem(path: Path, folder: Path) -> str | None:
+    """Why a symlink of a bot folder cannot work in the sandbox, if it cannot.
+
+    A link is judged by its own text, one step at a time (a venv's ``python -> python3 ->
+    /usr/bin/python3`` is two good links): a relative one must stay in the folder, an absolute
+    one must point into the system folders that the sandbox shows every bot.
+    """
+    target = os.readlink(path)
+    name = path.relative_to(folder)
+    if os.path.isabs(target):
+        if any(Path(target).is_relative_to(system) for system in SYSTEM_PATHS):
+            return None
+        return (
+            f"symlink {name} points to {target}, which a bot does not see (only its own folder "
+            f"and {', '.join(SYSTEM_PATHS)}); make a venv with /usr/bin/python3, or with --copies"
+        )
+    inside = Path(os.path.normpath(path.parent / target))
+    if inside == folder or inside.is_relative_to(folder):
+        return None
+    return f"symlink {name} points outside the bot folder (to {target})"
+
+
 def _scan_folder(folder: Path, problems: list[str]) -> tuple[int, int]:
-    """Total size and file count; symlinks must stay inside the folder."""
-    root = folder.resolve()
+    """Total size and file count; every symlink must work inside the sandbox."""
+    folder = Path(os.path.abspath(folder))
+    ignored = ignore_rule(folder)
     size = files = 0
     for path in sorted(folder.rglob("*")):
+        if ignored(path.relative_to(folder)):
+            continue
         if path.is_symlink():
-            target = path.resolve()
-            if root != target and root not in target.parents:
-                problems.append(
-                    f"symlink {path.relative_to(folder)} points outside the bot "
-                    f"folder (to {os.readlink(path)})"
-                )
+            problem = _link_problem(path, folder)
+            if problem is not None:
+                problems.append(problem)
             continue
         if path.is_file():
             files += 1

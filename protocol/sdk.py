@@ -18,9 +18,11 @@ from __future__ import annotations
 import os
 import queue
 import sys
+import tomllib
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, ParamSpec, TypeVar
 
 import grpc
@@ -39,6 +41,7 @@ from protocol.convert import (
 )
 from referee.rules import Action, HandOutcome, Observation, PublicEvent, RuleParams
 
+MANIFEST_FILE: Final = "bot.toml"
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -85,11 +88,29 @@ class SeriesSummary:
     hands: int
 
 
+def manifest_identity(folder: Path) -> tuple[str, str] | None:
+    """The name and version in the ``bot.toml`` of ``folder`` or of a folder above it (a bot whose
+    script sits in a subfolder), if one is there and readable."""
+    for candidate in (folder, *folder.parents):
+        try:
+            with (candidate / MANIFEST_FILE).open("rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            continue
+        except (OSError, tomllib.TOMLDecodeError):
+            return None
+        name, version = data.get("name"), data.get("version")
+        return (name, version) if isinstance(name, str) and isinstance(version, str) else None
+    return None
+
+
 class Bot:
     """Base class of a Python bot. Override :meth:`decide`; the other callbacks are optional."""
 
-    name: str = "python-bot"
-    version: str = "0.1.0"
+    name: str | None = None
+    """Leave unset: :meth:`run` takes the name and version from the bot's ``bot.toml`` (the
+    referee refuses a Hello that differs from it). A value set here must equal bot.toml's."""
+    version: str | None = None
     events_in_requests: bool = True
     """Ask the referee for the opponent's actions inside the next decision request (one message
     per decision instead of two). The callbacks are called exactly as without it; there is no
@@ -111,6 +132,16 @@ class Bot:
     def on_series_end(self, summary: SeriesSummary) -> None:
         """Called once when the series is over."""
 
+    def _take_identity(self, found: tuple[str, str] | None) -> None:
+        """Name and version from bot.toml; a different one set in the class is reported."""
+        if found is None:
+            return
+        for field, value in zip(("name", "version"), found, strict=True):
+            mine = getattr(self, field)
+            if mine is not None and mine != value:
+                _report(f"the bot's {field} {mine!r} is not bot.toml's {value!r}: using bot.toml's")
+            setattr(self, field, value)
+
     def as_policy(self) -> _BotPolicy:
         """This bot as an in-process policy for :func:`referee.rules.play_series`."""
         return _BotPolicy(self)
@@ -125,6 +156,7 @@ class Bot:
         token = token if token is not None else os.environ.get(TOKEN_ENV)
         if not address or token is None:
             raise SdkError(f"{REFEREE_ENV} and {TOKEN_ENV} must be set (the referee sets them)")
+        self._take_identity(manifest_identity(Path(sys.argv[0]).absolute().parent))
         options = [
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -171,8 +203,8 @@ class Session:
             pb.BotMessage(
                 hello=pb.Hello(
                     token=self.token,
-                    name=self.bot.name,
-                    version=self.bot.version,
+                    name=self.bot.name or "",
+                    version=self.bot.version or "",
                     protocol_version=PROTOCOL_VERSION,
                     events_in_requests=self.bot.events_in_requests,
                 )

@@ -45,10 +45,9 @@ from referee.rules import (
 
 
 class $cls(Bot):
-    """Keeps deadwood low, takes a face-up card only when it helps, knocks when it can."""
+    """Keeps deadwood low, takes a face-up card only when it helps, knocks when it can.
 
-    name = "$name"
-    version = "0.1.0"
+    Its name and version are bot.toml's: run() reads them from there."""
 
     def decide(self, view: Observation, legal: Sequence[Action]) -> Action:
         now = min_deadwood(view.hand).deadwood

@@ -14,15 +14,35 @@ from typing import Final
 
 ELLIPSIS: Final = "…"
 _CONTROLS: Final = (
-    *range(0x20),
+    *range(0x20),  # C0
     0x7F,
-    *range(0x80, 0xA0),
-    0x200E,  # left-to-right and right-to-left marks
-    0x200F,
-    0x2028,  # line and paragraph separators
+    *range(0x80, 0xA0),  # C1
+    # Unicode's format characters (category Cf: invisible, reordering, joining, tags) and its
+    # line and paragraph separators (Zl, Zp); a test checks this against unicodedata.
+    0xAD,
+    *range(0x600, 0x606),
+    0x61C,
+    0x6DD,
+    0x70F,
+    0x890,
+    0x891,
+    0x8E2,
+    0x180E,
+    *range(0x200B, 0x2010),
+    0x2028,
     0x2029,
-    *range(0x202A, 0x202F),  # bidirectional embeddings and overrides
-    *range(0x2066, 0x206A),  # bidirectional isolates
+    *range(0x202A, 0x202F),
+    *range(0x2060, 0x2065),
+    *range(0x2066, 0x2070),
+    0xFEFF,
+    *range(0xFFF9, 0xFFFC),
+    0x110BD,
+    0x110CD,
+    *range(0x13430, 0x13441),
+    *range(0x1BCA0, 0x1BCA4),
+    *range(0x1D173, 0x1D17B),
+    0xE0001,
+    *range(0xE0020, 0xE0080),
 )
 
 
@@ -32,7 +52,9 @@ _NAMED: Final = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 def _escape(code: int) -> str:
     if code in _NAMED:
         return _NAMED[code]
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 _ONE_LINE: Final = {code: _escape(code) for code in _CONTROLS}

@@ -75,6 +75,8 @@ class Arrival(enum.Enum):
     """A message over ``MAX_MESSAGE_BYTES`` (dropped; ``detail`` has its size)."""
     SECOND_STREAM = "second_stream"
     """The bot tried to open another stream."""
+    UNKNOWN_METHOD = "unknown_method"
+    """The bot called a method other than ``Play`` (``detail`` has its name, up to 100 chars)."""
     EXITED = "exited"
     """The bot's process exited (set by the process watcher, not gRPC)."""
 
@@ -170,8 +172,29 @@ def _add_servicer(servicer: _Servicer, server: grpc.Server) -> None:
             response_serializer=None,
         )
     }
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE, handlers), _Elsewhere(servicer.deliver))
+    )
     server.add_registered_method_handlers(SERVICE, handlers)
+
+
+class _Elsewhere(grpc.GenericRpcHandler):
+    """Any method but ``Play``: the seat hears of it (a bot that does this before its hello
+    fails its start-up and is stopped at once) and the call ends unimplemented."""
+
+    def __init__(self, deliver: Callable[[Incoming], None]) -> None:
+        self.deliver = deliver
+
+    def service(
+        self, handler_call_details: grpc.HandlerCallDetails
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        method = str(handler_call_details.method)[:100]
+        self.deliver(Incoming(Arrival.UNKNOWN_METHOD, time.monotonic(), detail=method))
+        return grpc.unary_unary_rpc_method_handler(_unimplemented)
+
+
+def _unimplemented(_request: object, context: grpc.ServicerContext) -> None:
+    context.abort(grpc.StatusCode.UNIMPLEMENTED, "this socket serves Referee.Play only")
 
 
 def _describe(error: Exception) -> str:

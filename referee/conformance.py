@@ -2,11 +2,14 @@
 
 The bot plays real series, in its sandbox, against the sample greedy policy (in-process),
 seats alternating, until it has made a few hundred decisions. Any fault stops the check (the
-fault policy forfeits on the first), and each failed item says what to fix.
+fault policy forfeits on the first), and each failed item says what to fix. An item passes only
+on evidence: what the bot did not get far enough to show is unproven, not passed. The report
+keeps the last lines of the bot's stderr, for its author to read as the bot wrote them.
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -22,6 +25,21 @@ from referee.seats import InProcessSeat, Seat
 
 DECISIONS: Final = 300
 MAX_SERIES: Final = 12
+STDERR_LINES: Final = 20
+"""How many of the last lines of the bot's stderr a report keeps."""
+
+
+class NoBotFolder(FileNotFoundError):  # noqa: N818 - named for what happened
+    """The folder to check does not exist (or is not a folder)."""
+
+
+class Verdict(enum.Enum):
+    """What the check found for one item."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNPROVEN = "unproven"
+    """The bot did not get far enough to show it, either way."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +47,14 @@ class CheckItem:
     """One line of the checklist."""
 
     name: str
-    passed: bool
+    verdict: Verdict
     detail: str = ""
-    """For a failure: what happened and what to do."""
+    """For a failure: what happened and what to do; for an unproven item: why."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the item passed (on evidence)."""
+        return self.verdict is Verdict.PASSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +68,15 @@ class CheckReport:
     series: int = 0
     startup_ms: float | None = None
     faults: tuple[Fault, ...] = field(default_factory=tuple)
+    never_started: str = ""
+    """Why the bot never said hello, in one sentence with what to do; empty once it did."""
+    stderr: tuple[str, ...] = ()
+    """The last lines of the stderr of the bot's last series (raw bot text)."""
 
     @property
     def passed(self) -> bool:
         """Whether every item passed."""
-        return all(item.passed for item in self.items)
+        return not self.never_started and all(item.passed for item in self.items)
 
 
 _ADVICE: Final = {
@@ -69,53 +96,99 @@ _ADVICE: Final = {
     ),
     FaultKind.CRASH: (
         "handles every event and plays to the end",
-        "keep the stream open until the Goodbye; see the stderr tail",
+        "handle every message without an error and keep the stream open until the Goodbye "
+        "(the bot's stderr is below)",
     ),
 }
 
 
-def stderr_lines(fault: Fault, count: int = 3) -> list[str]:
-    """The last ``count`` lines of the bot's stderr in a fault's evidence (raw bot text)."""
-    return str(fault.evidence.get("stderr_tail", "")).strip().splitlines()[-count:]
+def tail_lines(text: str, count: int = STDERR_LINES) -> tuple[str, ...]:
+    """The last ``count`` lines of ``text`` (trailing blank lines left out), as written.
+
+    >>> tail_lines("a\\nb\\n\\nc\\n\\n", 2)
+    ('', 'c')
+    """
+    kept = text.rstrip()
+    return tuple(kept.split("\n")[-count:]) if kept else ()
 
 
 def _fault_line(fault: Fault) -> str:
     _, advice = _ADVICE[fault.kind]
     where = f" on request {fault.request_id}" if fault.request_id else ""
-    tail = stderr_lines(fault)
-    stderr = f" (stderr: {' | '.join(tail)})" if tail else ""
-    return f"{fault.detail}{where}: {advice}{stderr}"
+    return f"{fault.detail}{where}: {advice}"
 
 
-def _fault_items(faults: list[Fault]) -> list[CheckItem]:
-    items = []
-    for kind, (name, _) in _ADVICE.items():
-        found = [fault for fault in faults if fault.kind is kind]
-        items.append(CheckItem(name, not found, _fault_line(found[0]) if found else ""))
-    return items
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """What the series showed of the bot."""
+
+    made: int
+    """Decisions answered without a fault."""
+    wanted: int
+    said_hello: bool
+    faults: tuple[Fault, ...]
+
+
+def _fault_item(kind: FaultKind, evidence: _Evidence) -> CheckItem:
+    name, _ = _ADVICE[kind]
+    found = [fault for fault in evidence.faults if fault.kind is kind]
+    if found:
+        return CheckItem(name, Verdict.FAILED, _fault_line(found[0]))
+    shown = evidence.said_hello if kind is FaultKind.STARTUP_FAILURE else _enough(evidence)
+    if shown:
+        return CheckItem(name, Verdict.PASSED)
+    return CheckItem(name, Verdict.UNPROVEN, _short(evidence))
+
+
+def _enough(evidence: _Evidence) -> bool:
+    return evidence.made >= evidence.wanted
+
+
+def _short(evidence: _Evidence) -> str:
+    why = "the check stops at the first fault" if evidence.faults else "too few decisions"
+    return f"not shown: {evidence.made} of {evidence.wanted} decisions made ({why})"
+
+
+def _decisions_item(evidence: _Evidence, series: int) -> CheckItem:
+    name = f"made at least {evidence.wanted} decisions"
+    if _enough(evidence):
+        return CheckItem(name, Verdict.PASSED)
+    why = "stopped at the fault above" if evidence.faults else f"in {series} series"
+    return CheckItem(name, Verdict.FAILED, f"{evidence.made} of {evidence.wanted} ({why})")
 
 
 def _exit_item(seat: RemoteSeat | None) -> CheckItem:
     name = "leaves cleanly after the goodbye"
     if seat is None:
-        return CheckItem(name, False, "never ran")
+        return CheckItem(name, Verdict.FAILED, "never ran")
     report: Any = seat.teardown_report
     leftover = tuple(getattr(report, "leftover", ()))
     if seat.exit_after_goodbye is None:
-        return CheckItem(
-            name, False, "still running a second after the Goodbye: exit when the stream ends"
-        )
+        detail = "still running a second after the Goodbye: exit when the stream ends"
+        return CheckItem(name, Verdict.FAILED, detail)
     if seat.exit_after_goodbye != 0:
-        return CheckItem(
-            name, False, f"exited with status {seat.exit_after_goodbye} after the Goodbye: exit 0"
-        )
+        detail = f"exited with status {seat.exit_after_goodbye} after the Goodbye: exit 0"
+        return CheckItem(name, Verdict.FAILED, detail)
     if leftover:
-        return CheckItem(
-            name,
-            False,
-            f"{len(leftover)} process(es) outlived the bot: do not leave children behind",
-        )
-    return CheckItem(name, True)
+        detail = f"{len(leftover)} process(es) outlived the bot: do not leave children behind"
+        return CheckItem(name, Verdict.FAILED, detail)
+    return CheckItem(name, Verdict.PASSED)
+
+
+def _answered(stats: dict[str, Any], faults: list[Fault]) -> int:
+    """Decisions a seat answered without a fault (the match counts those that ended in one)."""
+    faulted = sum(1 for fault in faults if fault.request_id and not fault.stray)
+    return int(stats["decisions"]) - faulted
+
+
+def require_folder(folder: Path) -> None:
+    """Check that there is a folder to check (before setting anything up for it).
+
+    Raises:
+        NoBotFolder: ``folder`` is not a folder.
+    """
+    if not folder.is_dir():
+        raise NoBotFolder(f"no bot folder at {folder}")
 
 
 async def check_bot(
@@ -127,13 +200,17 @@ async def check_bot(
     seed: int = 20261129,
     log_dir: Path | None = None,
 ) -> CheckReport:
-    """Run the checklist on a bot folder (series against greedy until ``decisions``)."""
+    """Run the checklist on a bot folder (series against greedy until ``decisions``).
+
+    Raises:
+        NoBotFolder: there is no such folder.
+    """
+    require_folder(folder)
     try:
         manifest = load_manifest(folder)
     except ManifestError as error:
-        return CheckReport(
-            folder, "?", (CheckItem("manifest is valid", False, "; ".join(error.problems)),)
-        )
+        problems = "; ".join(error.problems)
+        return CheckReport(folder, "", (CheckItem("manifest is valid", Verdict.FAILED, problems),))
     made = series = 0
     faults: list[Fault] = []
     last: RemoteSeat | None = None
@@ -152,21 +229,40 @@ async def check_bot(
         )
         log_path = None if log_dir is None else log_dir / f"check-{series}.jsonl"
         result: MatchResult = await play_folders(seats, config, log_path)
-        made += int(result.stats[seat_index]["decisions"])
-        faults.extend(fault for fault in result.faults if fault.seat == seat_index)
+        own = [fault for fault in result.faults if fault.seat == seat_index]
+        made += _answered(result.stats[seat_index], own)
+        faults.extend(own)
         startup = startup if startup is not None else bot.startup_ms
         last = bot
         series += 1
         clean_exits.append(_exit_item(bot))
-    items = [CheckItem("manifest is valid", True)]
-    items += _fault_items(faults)
-    items.append(
-        CheckItem(
-            f"made at least {decisions} decisions",
-            made >= decisions or bool(faults),
-            "" if made >= decisions or faults else f"only {made} decisions in {series} series",
+    evidence = _Evidence(made, decisions, startup is not None, tuple(faults))
+    items = [CheckItem("manifest is valid", Verdict.PASSED)]
+    items += [_fault_item(kind, evidence) for kind in _ADVICE]
+    items.append(_decisions_item(evidence, series))
+    if faults:
+        items.append(
+            CheckItem(clean_exits[0].name, Verdict.UNPROVEN, "not shown: stopped at the fault")
         )
-    )
-    if not faults:
+    else:
         items.append(next((item for item in clean_exits if not item.passed), _exit_item(last)))
-    return CheckReport(folder, manifest.ident, tuple(items), made, series, startup, tuple(faults))
+    return CheckReport(
+        folder,
+        manifest.ident,
+        tuple(items),
+        made,
+        series,
+        startup,
+        tuple(faults),
+        never_started=_never_started(evidence),
+        stderr=tail_lines((last.stderr_kept() if last else None) or ""),
+    )
+
+
+def _never_started(evidence: _Evidence) -> str:
+    """Why the bot never said hello, and what to do; empty if it did."""
+    if evidence.said_hello:
+        return ""
+    first = next((f for f in evidence.faults if f.kind is FaultKind.STARTUP_FAILURE), None)
+    why = "no hello" if first is None else first.detail
+    return f"never started: {why}; {_ADVICE[FaultKind.STARTUP_FAILURE][1]}"

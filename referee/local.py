@@ -4,28 +4,30 @@ league runner share.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from protocol.manifest import Manifest
+from protocol.manifest import Manifest, ignore_rule
+from referee import bot_text
 from referee.match import MatchConfig, MatchResult, play_match
-from referee.matchlog import LogWriter, MatchLog, NullLog
+from referee.matchlog import LogWriter, MatchLog, NullLog, stderr_path
 from referee.remote import JailFactory, RemoteSeat
 from referee.seats import Seat
 
 Watcher = Callable[[str, dict[str, Any]], None]
 """Called with each log record as it is written (type, fields): live displays."""
 
-SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
-
 
 def bot_files(folder: Path) -> Iterator[Path]:
-    """Everything in a bot folder that belongs to its code, in sorted order (caches and version
-    control left out): what its hash covers, and what travels to a cluster's workers."""
+    """Everything in a bot folder that belongs to its code, in sorted order (caches, version
+    control and what ``.ginignore`` names left out: ``protocol.manifest.ignore_rule``): what
+    its hash covers, and what travels to a cluster's workers."""
+    ignored = ignore_rule(folder)
     for path in sorted(folder.rglob("*")):
-        if not any(part in SKIPPED_DIRS for part in path.relative_to(folder).parts):
+        if not ignored(path.relative_to(folder)):
             yield path
 
 
@@ -76,10 +78,31 @@ async def play_folders(
     log_path: Path | None = None,
     watcher: Watcher | None = None,
 ) -> MatchResult:
-    """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``."""
+    """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``;
+    each bot's stderr is kept beside the log once its seat is closed (:func:`keep_stderr`)."""
     log: LogWriter = MatchLog(log_path) if log_path is not None else NullLog()
     try:
         shown = WatchedLog(log, watcher) if watcher is not None else log
         return await play_match(seats, config, shown)
     finally:
         log.close()
+        if log_path is not None:
+            keep_stderr(seats, log_path)
+
+
+def keep_stderr(seats: tuple[Seat, Seat], log_path: Path) -> None:
+    """Write each bot's stderr, as kept and escaped, to ``stderr_path(log_path, seat)``.
+
+    A seat whose bot never ran has no file (a stale one of an earlier attempt goes). The stderr
+    is a debugging aid beside the log, so a file that cannot be written is left out.
+    """
+    for index, seat in enumerate(seats):
+        if not isinstance(seat, RemoteSeat):
+            continue
+        path = stderr_path(log_path, index)
+        kept = seat.stderr_kept()
+        with contextlib.suppress(OSError):
+            if kept is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_text(bot_text.shown(kept, lines=True), encoding="utf-8")

@@ -228,6 +228,15 @@ class LogWriter(Protocol):
         ...
 
 
+def stderr_path(log_path: Path, seat: int) -> Path:
+    """Where a seat's stderr is kept beside its match log (escaped, head and tail).
+
+    >>> stderr_path(Path("runs/m-1.jsonl"), 0).as_posix()
+    'runs/m-1.jsonl.seat0.stderr'
+    """
+    return log_path.with_name(f"{log_path.name}.seat{seat}.stderr")
+
+
 class MatchLog:
     """Appends records to a JSON Lines file; :meth:`flush` puts them on disk."""
 

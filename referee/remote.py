@@ -12,6 +12,7 @@ fill the referee's memory.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import secrets
 import subprocess
@@ -113,6 +114,18 @@ class OutputDrain:
         tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
         return tail.decode("utf-8", errors="replace")
 
+    def kept(self) -> str:
+        """All that is kept, as text: the whole output if it fitted, else its head, a line
+        ``[N bytes not kept]`` and its tail (raw bot text: escape it before showing it)."""
+        head = bytes(self.head)
+        tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
+        dropped = self.total - len(tail) - len(head)
+        if dropped <= 0:
+            data = head[: self.total - len(tail)] + tail
+        else:
+            data = head + f"\n[{dropped} bytes not kept]\n".encode() + tail
+        return data.decode("utf-8", errors="replace")
+
 
 class RemoteSeat:
     """A sandboxed bot process playing one seat over gRPC."""
@@ -165,9 +178,27 @@ class RemoteSeat:
             ) from None
         self.started_at = trio.current_time()
         item = await self._next()
-        identity = self._check_hello(item)
+        try:
+            identity = self._check_hello(item)
+        except StartupFailure:
+            await self._stop_now()  # a bot that failed its start-up has nothing more to do
+            raise
         self.startup_ms = (trio.current_time() - self.started_at) * 1000
+        self._close_the_door()
         return identity
+
+    async def _stop_now(self) -> None:
+        """Tear the bot down at once, without a goodbye's wait (``close`` does nothing after)."""
+        self.closed = True
+        await trio.to_thread.run_sync(self._teardown)
+
+    def _close_the_door(self) -> None:
+        """Once the bot is in, its socket's path goes: a further connection fails in the bot's
+        own ``connect`` (no such file), at no cost to the referee, whose gRPC would otherwise
+        accept each one only to close it (a loop of those cost the referee seconds of CPU)."""
+        if self.jail is not None:
+            with contextlib.suppress(FileNotFoundError):
+                (self.jail.run_dir / SOCKET_NAME).unlink()
 
     def _launch(self) -> None:
         self.jail = self.jails(self.label, self.manifest.folder)
@@ -259,16 +290,18 @@ class RemoteSeat:
     async def decide(self, decision: Decision) -> Action:
         """Ask for one action: the answer that echoes the request's id.
 
-        Whatever else comes meanwhile is no answer to it: a stray answer (echoing a request
-        settled already, or an id never issued), another kind of message, an oversized one, a
-        second stream. Each is a fault beside the decision (``decision.noticed``), and the seat
-        waits on within the same limit. Answers to a request that timed out, and further copies
-        of a stray answer already struck, are dropped unseen.
+        A message that is this seat's answer gone wrong (another kind of message, an oversized
+        one, an id never issued, a malformed action) settles the decision as one fault: the
+        referee plays for the bot, and the bot's own answer to the request, if it still comes,
+        is dropped. An answer echoing a request settled already (a duplicate) is a fault beside
+        the decision, struck once however many copies come (``decision.noticed``), and the seat
+        waits on within the same limit. Answers to a request that timed out or was settled by a
+        fault are dropped unseen.
 
         Raises:
             BotCrashed: the process exited or the stream closed.
-            BotProtocolError: a malformed answer, a broken stream, or a fault beside the decision
-                whose strike forfeits the series.
+            BotProtocolError: the seat's answer gone wrong, a broken stream, or a duplicate whose
+                strike forfeits the series.
         """
         request_id = decision.request_id
         self._send(self._request(decision), hand_over=True)
@@ -279,8 +312,8 @@ class RemoteSeat:
                 action = self._answer(item, decision)
                 if action is not None:
                     return action
-        except trio.Cancelled:
-            self.stale.add(request_id)
+        except (trio.Cancelled, BotProtocolError):
+            self.stale.add(request_id)  # its answer, should it come, is dropped unseen
             raise
         except BotCrashed as crash:
             await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
@@ -307,16 +340,22 @@ class RemoteSeat:
                 await trio.sleep(0.01)
 
     def _answer(self, item: Incoming, decision: Decision) -> Action | None:
-        """The action ``item`` answers the decision with; None for anything else (noticed)."""
+        """The action ``item`` answers the decision with; None for a message to drop or to
+        notice beside it.
+
+        Raises:
+            BotProtocolError: the seat's answer gone wrong (it settles the decision).
+            BotCrashed: the process exited or the stream closed or broke.
+        """
         message = item.message
         if item.arrival is not Arrival.MESSAGE or message is None:
-            self._arrival(item, decision)
-            return None
+            raise self._arrival(item)
         kind = message.WhichOneof("kind")
         if kind != "action":
-            detail = f"expected an action, got {kind or 'an empty message'}"
-            _notice(decision, BotProtocolError(detail, evidence={"message": str(message)[:500]}))
-            return None
+            raise BotProtocolError(
+                f"expected an action, got {kind or 'an empty message'}",
+                evidence={"message": str(message)[:500]},
+            )
         answered = message.action.request_id
         if answered != decision.request_id:
             self._stray(answered, decision, message)
@@ -328,39 +367,42 @@ class RemoteSeat:
                 f"malformed action: {error}", evidence={"message": str(message)[:500]}
             ) from None
 
-    def _arrival(self, item: Incoming, decision: Decision) -> None:
-        """A second stream or an oversized message is noticed; the stream's end ends the seat.
-
-        Raises:
-            BotCrashed: the process exited or the stream closed or broke.
-            BotProtocolError: the stream broke on a message over gRPC's limit.
-        """
+    def _arrival(self, item: Incoming) -> BotProtocolError | BotCrashed:
+        """What an arrival other than a message means: the fault to raise."""
         if item.arrival is Arrival.SECOND_STREAM:
-            _notice(decision, BotProtocolError("opened a second stream"))
-            return
+            return BotProtocolError("opened a second stream", evidence=self.diagnostics())
+        if item.arrival is Arrival.UNKNOWN_METHOD:
+            return BotProtocolError(self._describe(item))
         if item.arrival is Arrival.OVERSIZED:
-            detail = (
+            return BotProtocolError(
                 f"oversized message: {item.detail} bytes, the limit is "
                 f"{MAX_MESSAGE_BYTES // 1024} KiB"
             )
-            _notice(decision, BotProtocolError(detail))
-            return
         fault = BotProtocolError if "RESOURCE_EXHAUSTED" in item.detail else BotCrashed
-        raise fault(self._describe(item), evidence=self.diagnostics())
+        return fault(self._describe(item), evidence=self.diagnostics())
 
     def _stray(self, answered: int, decision: Decision, message: pb.BotMessage) -> None:
-        """An answer that echoes another request's id: a request settled already costs one
-        strike however many copies come; an id never issued, one strike each time."""
+        """An answer that echoes another request's id. One settled already (a duplicate) is a
+        strike beside the decision, once however many copies come; one the referee already
+        dropped (timed out, or settled by a fault) goes unseen.
+
+        Raises:
+            BotProtocolError: an id never issued: the seat's answer gone wrong (it settles the
+                decision); or a duplicate whose strike forfeits the series.
+        """
         if answered in self.stale:
             return
         pending = decision.request_id
-        if 0 < answered < pending:
-            self.stale.add(answered)
-            which = "a request settled already"
-        else:
-            which = "an id never issued"
-        detail = f"answer echoes request id {answered}, {which}; the pending request is {pending}"
         evidence = {"echoed_request_id": answered, "message": str(message)[:500]}
+        if not 0 < answered < pending:
+            raise BotProtocolError(
+                f"answer echoes request id {answered}, expected {pending}", evidence=evidence
+            )
+        self.stale.add(answered)
+        detail = (
+            f"answer echoes request id {answered}, a request settled already; "
+            f"the pending request is {pending}"
+        )
         _notice(decision, BotProtocolError(detail, evidence=evidence))
 
     def notify(self, event: SeatEvent) -> None:
@@ -409,6 +451,11 @@ class RemoteSeat:
             if drain is not None:
                 drain.thread.join(timeout=1.0)
 
+    def stderr_kept(self) -> str | None:
+        """The bot's stderr as kept (:meth:`OutputDrain.kept`); None if it never ran. Complete
+        once the seat is closed."""
+        return None if self.stderr is None else self.stderr.kept()
+
     def diagnostics(self) -> dict[str, Any]:
         """Evidence: exit status, stderr tail, output volume."""
         evidence: dict[str, Any] = {"bot": self.manifest.ident}
@@ -444,6 +491,8 @@ class RemoteSeat:
             if "RESOURCE_EXHAUSTED" in item.detail:
                 return f"oversized message ({item.detail})"
             return f"the stream broke ({item.detail})"
+        if item.arrival is Arrival.UNKNOWN_METHOD:
+            return f"called {item.detail!r}: this socket serves Referee.Play only"
         return str(item.arrival.value)
 
 

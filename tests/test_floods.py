@@ -100,6 +100,38 @@ def test_a_ping_flood_ends_only_the_flooders_connection(sandbox: Sandbox, tmp_pa
     assert played.kinds == [FaultKind.CRASH]
 
 
+def test_a_connect_and_close_loop_costs_the_referee_nothing(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # From its first decision on, 4 children of the flooder connect to its socket and close, over
+    # and over. Once the bot's hello is in, its socket's path is gone: each connect fails in the
+    # bot. (While the path stayed, gRPC accepted and closed each one: 2.3-2.5 s of the referee's
+    # CPU in one series, and the honest seat's worst decision went from 11 to 203 ms.)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    played = play(sandbox, tmp_path, "connect_loop", "4", control=FLOOD_TIME, strikes=10**6)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    referee_cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert played.result.faults == ()
+    assert played.result.end != "forfeit"
+    made = [int(n) for n in re.findall(r"PROBE loop_connections (\d+) of", played.stderr())]
+    assert made
+    assert max(made) == 0
+    assert referee_cpu < 1.5, f"the referee spent {referee_cpu:.2f} s of CPU on one series"
+
+
+def test_calls_to_other_methods_before_the_hello_fail_the_start_up_at_once(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    # Each call to a method other than Play would cost the referee's Python a little (53,000 of
+    # them in 6 s cost it 3.9 s of CPU): the first one is the bot's start-up failure, and the
+    # bot is stopped then, not when the series ends.
+    played = play(sandbox, tmp_path, "unknown_method", "200", control=FLOOD_TIME)
+    assert played.kinds == [FaultKind.STARTUP_FAILURE]
+    assert "called '/nothing.Here/Flood'" in played.result.faults[0].detail
+    calls = [int(n) for n in re.findall(r"PROBE unknown_calls (\d+)", played.stderr())]
+    assert max(calls, default=0) < 200  # stopped before it could make them all
+
+
 @contextmanager
 def descriptor_limit(limit: int) -> Iterator[None]:
     before = resource.getrlimit(resource.RLIMIT_NOFILE)

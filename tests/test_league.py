@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -30,7 +31,7 @@ from tournaments.league import (
     schedule,
 )
 from tournaments.registry import Arena, RegistryError, submit
-from tournaments.runner import LeagueRunner
+from tournaments.runner import LeagueBusy, LeagueRunner
 from tournaments.standings import compute, los
 from tournaments.store import ResultRow, Store
 
@@ -394,3 +395,52 @@ def test_cli_league_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     missing = runner.invoke(app, ["league", "run", "nope"])
     assert missing.exit_code == 2
     assert "no league 'nope'" in missing.output
+
+
+def test_a_league_from_before_secrets_gets_one_for_its_new_matches(tmp_path: Path) -> None:
+    # A store made before league secrets: its league's matches came from the public seed. They
+    # stay as they were; the bots added now are dealt from a secret, stored from then on.
+    store = Store(tmp_path / "s.sqlite")
+    league = config(bots=["a", "b"], series_per_pairing=2)
+    old = schedule(league, ["a@1", "b@1"], None)
+    store.save_league("t", {**league.to_dict(), "resolved": ["a@1", "b@1"]}, old, None)
+    assert store.league_secret("t") is None
+    new = schedule(league, ["a@1", "b@1", "c@1"], KEY)
+    store.save_league("t", league.to_dict(), new, KEY)
+    assert store.league_secret("t") == KEY
+    seeds = {row.match_id: row.seed for row in store.matches("t")}
+    assert all(seeds[row.match_id] == row.seed for row in old)  # nothing dealt changes
+    added = [row for row in new if row.match_id not in {o.match_id for o in old}]
+    assert added
+    assert all(row.seed != public_seed(5, row.pairing, row.series_index // 2) for row in added)
+
+
+def test_two_leagues_with_one_seed_deal_differently(tmp_path: Path) -> None:
+    home = Store(tmp_path / "s.sqlite").secret("home")
+    spring, autumn = config(name="spring"), config(name="autumn")
+    assert league_secret(spring, home) != league_secret(autumn, home)
+
+
+def test_an_old_world_readable_store_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    path.chmod(0o644)
+    Store(path).close()
+    assert path.stat().st_mode & 0o077 == 0
+
+
+def test_a_second_runner_of_a_league_is_refused_and_touches_nothing(tmp_path: Path) -> None:
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    league = config(name="busy", bots=["a", "b"], series_per_pairing=2)
+    store.save_league("busy", league.to_dict(), schedule(league, ["a@1", "b@1"], KEY), KEY)
+    first = store.matches("busy")[0].match_id
+    store.mark_running(first)  # as the running runner left it
+    (arena.home / "locks").mkdir()
+    with (arena.home / "locks" / "busy.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write("4242")
+        held.flush()
+        with pytest.raises(LeagueBusy, match=r"another gin league run \(process 4242\)"):
+            trio.run(LeagueRunner(arena, store, league, 2).run)
+    assert store.counts("busy") == {"running": 1, "pending": 1}  # not reset under the other

@@ -94,9 +94,15 @@ def test_symlinks_pointing_outside_are_refused(tmp_path: Path) -> None:
     secret.write_text("referee key")
     folder = write_bot(tmp_path / "b", GOOD)
     (folder / "leak").symlink_to(secret)
-    (folder / "inside").symlink_to(folder / "bot.py")
-    [problem] = problems(folder)
-    assert problem.startswith("symlink leak points outside the bot folder")
+    (folder / "relative").symlink_to("bot.py")
+    (folder / "up").symlink_to("../secret.txt")
+    # An absolute link into the folder breaks too: the bot sees its folder at /bot.
+    (folder / "absolute").symlink_to(folder / "bot.py")
+    found = problems(folder)
+    assert len(found) == 3, found
+    assert found[0].startswith(f"symlink absolute points to {folder / 'bot.py'}, which a bot")
+    assert found[1].startswith(f"symlink leak points to {secret}, which a bot does not see")
+    assert found[2] == "symlink up points outside the bot folder (to ../secret.txt)"
 
 
 def test_folder_too_large(tmp_path: Path) -> None:

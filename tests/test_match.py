@@ -587,25 +587,44 @@ def test_copies_of_a_settled_answer_cost_one_strike(tmp_path: Path) -> None:
     one_stray_strike(result, records)
 
 
+def one_settling_strike(result: MatchResult, records: list[dict[str, Any]]) -> Fault:
+    """The one fault settled its decision (the referee played for the bot, once), the bot's
+    own answer to it was dropped unstruck, and the bot chose every later action of its seat."""
+    assert [fault.kind for fault in result.faults] == [FaultKind.PROTOCOL_VIOLATION]
+    assert result.end == "complete"
+    fault = result.faults[0]
+    assert not fault.stray
+    by_referee = [r for r in records if r["type"] == "action" and r["by"] == "referee"]
+    assert [r["request"] for r in by_referee] == [fault.request_id]
+    return fault
+
+
 def test_an_answer_before_any_request_is_one_strike(tmp_path: Path) -> None:
+    # It is taken as the seat's answer to its first request, gone wrong: that decision is
+    # settled by the fault, and the bot's real answer to it, coming next, is dropped.
     result, records = play_scripted({0: ("echo:999",)}, tmp_path / "early.jsonl")
-    fault = one_stray_strike(result, records)
+    fault = one_settling_strike(result, records)
     assert fault.request_id == seat_requests(records)[0]
     assert fault.evidence["echoed_request_id"] == 999
-    assert "an id never issued" in fault.detail
+    assert "answer echoes request id 999, expected" in fault.detail
 
 
-def test_a_second_stream_or_a_stray_message_is_one_strike_and_the_answer_counts(
+def test_a_second_stream_or_a_stray_message_is_one_strike_and_play_goes_on(
     tmp_path: Path,
 ) -> None:
     for item, detail in (("second_stream", "opened a second stream"), ("garbage", "expected an")):
         result, records = play_scripted({5: (item, "answer")}, tmp_path / f"{item}.jsonl")
-        fault = one_stray_strike(result, records)
+        fault = one_settling_strike(result, records)
         assert fault.detail.startswith(detail)
-        answered = [
-            r for r in records if r["type"] == "action" and r["request"] == fault.request_id
-        ]
-        assert [r["by"] for r in answered] == ["bot"]
+
+
+def test_an_answer_with_a_wrong_id_is_one_strike_not_also_a_timeout(tmp_path: Path) -> None:
+    # The bot's only answer echoes an id never issued: one strike, the referee plays for it at
+    # once (no waiting out the clock, no time charged beyond the answer's own).
+    result, records = play_scripted({5: ("echo:999",)}, tmp_path / "wrong.jsonl")
+    fault = one_settling_strike(result, records)
+    assert fault.request_id == seat_requests(records)[4]
+    assert fault.elapsed_ms < 1
 
 
 def test_late_answers_to_a_timed_out_request_are_dropped_unstruck(tmp_path: Path) -> None:

@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 
 from protocol import hollywood_gin_pb2 as pb
-from protocol.sdk import Bot, HandSummary, SdkError, SeriesInfo, SeriesSummary
+from protocol.sdk import (
+    Bot,
+    HandSummary,
+    SdkError,
+    SeriesInfo,
+    SeriesSummary,
+    manifest_identity,
+)
 from referee.rules import Action, Observation, PublicEvent, SeriesState, play_series
 from sample_bots.greedy.bot import GreedyBot
 from sample_bots.random.bot import RandomBot
@@ -150,3 +157,24 @@ def test_run_needs_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bots_play_in_process_as_policies() -> None:
     result = play_series(GreedyBot().as_policy(), RandomBot(3).as_policy(), seed=8)
     assert result.winner == 0
+
+
+def test_the_sdk_takes_name_and_version_from_bot_toml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bot.toml").write_text('name = "from-toml"\nversion = "2.0.0"\ncommand = []\n')
+    (tmp_path / "src").mkdir()
+    assert manifest_identity(tmp_path / "src") == ("from-toml", "2.0.0")
+
+    class Unnamed(Bot):
+        pass
+
+    class Misnamed(Bot):
+        name = "other"
+
+    unnamed, misnamed = Unnamed(), Misnamed()
+    unnamed._take_identity(manifest_identity(tmp_path / "src"))
+    misnamed._take_identity(manifest_identity(tmp_path))
+    assert (unnamed.name, unnamed.version) == ("from-toml", "2.0.0")
+    assert (misnamed.name, misnamed.version) == ("from-toml", "2.0.0")
+    assert "name 'other' is not bot.toml's 'from-toml'" in capsys.readouterr().err

@@ -1,101 +1,128 @@
 """The referee keeps its secrets: a bot that surveys everything it can reach finds no value
 derived from the seed of a deal, and cannot rebuild a deal from a seed it knows.
 
-The survey bot (``tests/hostile/hostile.py``, mode ``survey``) plays a real sandboxed series and
-reports its environment, argv, mounts, visible processes, folders and every Welcome and
-HandStarted message; it also tries every public formula on a seed it is told (as a bot author
-would know the README's example seed or a league file's) against the cards it is dealt and the
-commitments it is shown. A control run with public deals shows that the probe does find a deal
-when one can be found.
+The survey bot (``tests/hostile/hostile.py``, mode ``survey``) plays real sandboxed series, set up
+the way users set them up: through ``gin play --seed`` and through a league run. It collects its
+environment, argv, mounts, visible processes (command line, name, environment, status), the
+files of its folders and every message it gets, and reports each token of them (kept in its
+stderr beside the log). It also tries every public formula on the seed it is told (as a bot
+author knows the README's example seed or a league file's) against the cards it is dealt and the
+commitments it is shown. Control runs with public deals show that the probe does find a deal when
+one can be found, so the other tests would fail if the seed reached the deals unkeyed.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
+from typer.testing import CliRunner
 
-from protocol.manifest import load_manifest
-from referee.local import play_folders, remote_seat
-from referee.match import MatchConfig
-from referee.matchlog import hand_salt, read_records
+from referee.matchlog import hand_salt, read_records, stderr_path
 from referee.rules import shuffled_deck
-from referee.sandbox import Sandbox, SandboxLimits
 from tests.hostile_bots import hostile_folder
-from tests.test_hostile import FAST, GREEDY, warm_up
-from tournaments.league import play_match_id, play_seed
-from tournaments.store import Store
+from tests.test_hostile import GREEDY
+from tournaments.cli import app
+from tournaments.league import LeagueConfig, create_league
+from tournaments.registry import Arena, submit
+from tournaments.runner import LeagueRunner
 
 USER_SEED = 918273645546372819
-"""The seed a user gives (``gin play --seed``): long, so that a substring search means something."""
+"""The seed a user gives: long, so that a substring search means something."""
 
 
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
-    warm_up(box)
-    yield box
-    box.close()
+def survey_of(log: Path, seat: int) -> tuple[set[str], str]:
+    """The tokens the survey bot saw, and its stderr (kept beside the log)."""
+    stderr = stderr_path(log, seat).read_text()
+    packed = re.findall(r"SURVEY (\S+)", stderr)
+    assert packed, stderr[-2000:]
+    tokens = set(zlib.decompress(base64.b64decode(packed[-1])).decode().split("\n"))
+    assert any(token.startswith("deck_commitment") or len(token) == 64 for token in tokens)
+    return tokens, stderr
 
 
-def survey(sandbox: Sandbox, tmp_path: Path, seed: int) -> tuple[dict[str, Any], str, Path]:
-    """Play the survey bot against greedy as ``gin play`` sets a match up; its survey, its
-    stderr and the log."""
-    match_id = play_match_id()
-    folder = hostile_folder(tmp_path, "survey", str(USER_SEED))
-    seats = (
-        remote_seat(load_manifest(folder), sandbox.prepare, f"{match_id}-0"),
-        remote_seat(load_manifest(GREEDY), sandbox.prepare, f"{match_id}-1"),
-    )
-    config = MatchConfig(match_id, seed, time_control=FAST)
-    log = tmp_path / f"{match_id}.jsonl"
-    result = trio.run(play_folders, seats, config, log)
-    assert result.faults == ()
-    assert seats[0].stderr is not None
-    stderr = seats[0].stderr.text()
-    packed = re.findall(r"^SURVEY (\S+)$", stderr, re.MULTILINE)
-    assert packed, stderr
-    found: dict[str, Any] = json.loads(zlib.decompress(base64.b64decode(packed[-1])))
-    assert found["messages"], "the survey saw no Welcome or HandStarted"
-    return found, stderr, log
-
-
-def secrets_of(log: Path) -> set[str]:
-    """Every seed-derived value of a match, in the forms a leak would take."""
+def secrets_of(log: Path, home: Path) -> set[str]:
+    """Every secret of a match and its home, in the forms a leak would take."""
     records = read_records(log)
     result = records[-1]
     seed, salt = result["seed"], bytes.fromhex(result["salt"])
-    values = {str(seed), f"{seed:x}", seed.to_bytes(8, "big").hex(), salt.hex(), str(USER_SEED)}
+    values = {str(seed), f"{seed:x}", seed.to_bytes(8, "big").hex(), salt.hex()}
     for record in records:
         if record["type"] == "hand_start":
             deck = shuffled_deck(seed, record["hand"])
             values.add(hashlib.sha256(bytes(deck)).hexdigest())  # the unsalted commitment
             values.add(hand_salt(salt, record["hand"]).hex())
+    values.add(Arena(home).open_store().secret("home").hex())
     return values
 
 
-def test_a_bot_sees_nothing_derived_from_the_seed(sandbox: Sandbox, tmp_path: Path) -> None:
-    store = Store(tmp_path / "home" / "arena.sqlite")
-    found, stderr, log = survey(sandbox, tmp_path, play_seed(store.secret("home"), USER_SEED))
-    text = json.dumps(found)
-    leaked = sorted(value for value in secrets_of(log) - {str(USER_SEED)} if value in text)
-    assert leaked == [], f"seed-derived values a bot could see: {leaked}"
+def leaks(tokens: set[str], secrets: set[str]) -> list[str]:
+    return sorted(secret for secret in secrets if any(secret in token for token in tokens))
+
+
+def gin_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *flags: str) -> Path:
+    monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
+    folder = hostile_folder(tmp_path, "survey", str(USER_SEED))
+    log = tmp_path / "play.jsonl"
+    argv = ["play", str(folder), str(GREEDY), "--seed", str(USER_SEED), "--log", str(log), *flags]
+    result = CliRunner().invoke(app, [*argv, "--move-time", "0.4"])
+    assert result.exit_code == 0, result.output
+    return log
+
+
+def test_gin_play_shows_a_bot_nothing_of_its_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = gin_play(tmp_path, monkeypatch)
+    tokens, stderr = survey_of(log, 0)
+    assert leaks(tokens, secrets_of(log, tmp_path / "home")) == []
     assert "PROBE rebuild_deck BLOCKED" in stderr
-    # The match id and the jail paths carry no seed; the store and its secret are out of reach.
-    assert str(USER_SEED) not in found["messages"][0].replace(f"hostile@{USER_SEED}", "")
-    assert str(tmp_path / "home") not in found["mountinfo"]
+    assert str(USER_SEED) not in read_records(log)[0]["match_id"]
 
 
-def test_the_probe_rebuilds_public_deals(sandbox: Sandbox, tmp_path: Path) -> None:
-    # The control: with deals from the user's seed alone (--public-deals), the same survey does
-    # rebuild the deck. So the test above would fail if the seed reached the deals unkeyed.
-    _, stderr, _ = survey(sandbox, tmp_path, USER_SEED)
-    assert "PROBE rebuild_deck ALLOWED seed" in stderr
+def test_gin_play_with_public_deals_can_be_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, stderr = survey_of(gin_play(tmp_path, monkeypatch, "--public-deals"), 0)
+    assert f"PROBE rebuild_deck ALLOWED seed {USER_SEED}" in stderr
+
+
+def league_survey(tmp_path: Path, public: bool) -> tuple[Path, int, Path]:
+    """One duplicate pair of the survey bot against greedy; the first leg's log and its seat."""
+    home = tmp_path / "home"
+    arena = Arena(home)
+    store = arena.open_store()
+    folder = hostile_folder(tmp_path, "survey", str(USER_SEED))
+    idents = [trio.run(submit, arena, store, path, None).ident for path in (folder, GREEDY)]
+    config = LeagueConfig.from_dict(
+        {
+            "name": "spring",
+            "seed": USER_SEED,
+            "bots": idents,
+            "series_per_pairing": 2,
+            "public_deals": public,
+            "time_control": {"move_time_ms": 400, "grace_ms": 100, "time_bank_ms": 0},
+        }
+    )
+    create_league(store, config)
+    progress = trio.run(LeagueRunner(arena, store, config, 2).run)
+    assert progress.failed == 0
+    log = Path(store.results("spring")[0].log_path)
+    seats = read_records(log)[0]["seats"]
+    return log, [seat["name"] for seat in seats].index("hostile"), home
+
+
+@pytest.mark.parametrize("public", [False, True], ids=["keyed", "public-deals"])
+def test_a_league_shows_a_bot_nothing_of_its_seed(tmp_path: Path, public: bool) -> None:
+    log, seat, home = league_survey(tmp_path, public)
+    tokens, stderr = survey_of(log, seat)
+    if public:  # the control: the same probe rebuilds public deals
+        assert "PROBE rebuild_deck ALLOWED seed" in stderr
+        return
+    assert leaks(tokens, secrets_of(log, home)) == []
+    assert "PROBE rebuild_deck BLOCKED" in stderr

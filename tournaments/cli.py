@@ -13,10 +13,11 @@ from rich.live import Live
 
 from protocol.manifest import Manifest, ManifestError, load_manifest
 from protocol.template import create_bot_folder
-from referee.conformance import check_bot
+from referee.conformance import NoBotFolder, check_bot, require_folder, tail_lines
 from referee.control import TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
+from referee.matchlog import stderr_path
 from referee.rules import (
     HandRecord,
     RuleParams,
@@ -62,6 +63,19 @@ app.command()(replay)
 
 def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
     return tuple(status.layer.value for status in sandbox.layers if status.active)
+
+
+def _default_log(match_id: str, manifests: tuple[Manifest, Manifest]) -> Path:
+    """``runs/<match id>.jsonl``, unless that is inside a bot folder (``gin play .`` from the
+    folder, as the guide shows): then beside that folder, so the bot's code (and its hash)
+    stays as it was."""
+    runs = Path("runs").absolute()
+    for manifest in manifests:
+        folder = manifest.folder.absolute()
+        if runs.is_relative_to(folder):
+            runs = folder.parent / "runs"
+            console.print(f"the log goes to {said(runs)}/, outside the bot folder {said(folder)}")
+    return runs / f"{match_id}.jsonl"
 
 
 def _deal_seed(seed: int | None, public: bool) -> int:
@@ -145,8 +159,9 @@ def play(
     seed: Annotated[
         int | None,
         typer.Option(
+            min=0,
             help="Series seed: the same seed deals the same series again with this GIN_HOME's "
-            "secret (random deals if not given)."
+            "secret (random deals if not given).",
         ),
     ] = None,
     public_deals: Annotated[
@@ -170,7 +185,7 @@ def play(
     sandbox = open_sandbox(strict)
     deal_seed = _deal_seed(seed, public_deals)
     match_id = play_match_id()
-    log = log or Path("runs") / f"{match_id}.jsonl"
+    log = log or _default_log(match_id, manifests)
     if log.exists():
         raise fail(f"{log} exists; choose another --log")
     placement = place_cpus(pin)
@@ -195,6 +210,20 @@ def play(
     console.print(render.bot_text(summary))
     for fault in result.faults:
         console.print(render.fault_text(fault))
+    for faulted in sorted({fault.seat for fault in result.faults}):
+        _show_stderr(log, faulted)
+
+
+def _show_stderr(log: Path, seat: int) -> None:
+    """The last lines a seat wrote to stderr (as kept beside the log), and how to see them all."""
+    path = stderr_path(log, seat)
+    lines = tail_lines(path.read_text(encoding="utf-8")) if path.is_file() else ()
+    if lines:
+        heading = (
+            f"seat {seat} stderr: last {len(lines)} lines "
+            f"(all of it: gin replay {log} --stderr {seat})"
+        )
+        render.print_stderr(console, lines, heading)
 
 
 @bot_app.command("check")
@@ -205,6 +234,10 @@ def bot_check(
     strict: Strict = False,
 ) -> None:
     """The conformance kit: play the bot against a sample bot and list every problem."""
+    try:
+        require_folder(folder)
+    except NoBotFolder as error:
+        raise fail(str(error)) from None
     sandbox = open_sandbox(strict)
     control = TimeControl(move_time_ms=int(move_time * 1000))
     report = trio.run(

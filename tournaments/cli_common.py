@@ -11,7 +11,7 @@ from rich.markup import escape
 from referee.bot_text import shown
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 
-console = Console()
+console = Console(emoji=False)  # ":name:" in bot text stays as written
 bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
 
 Strict = Annotated[

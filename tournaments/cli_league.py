@@ -19,7 +19,7 @@ from tournaments.demo import prepare_demo
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.live import LeagueView
 from tournaments.registry import Arena, RegistryError, parse_spec, resolve, submit
-from tournaments.runner import Executor, ExecutorError, LeagueRunner
+from tournaments.runner import Executor, ExecutorError, LeagueBusy, LeagueRunner
 from tournaments.standings import compute
 from tournaments.store import Store
 
@@ -200,6 +200,8 @@ def league_run(
     try:
         with Live(view, console=console, refresh_per_second=4):
             progress = trio.run(runner.run)
+    except LeagueBusy as busy:
+        raise fail(str(busy)) from None
     except (KeyboardInterrupt, ExecutorError) as stop:
         if isinstance(stop, ExecutorError):
             console.print(f"[red]error:[/red] {said(stop)}")

@@ -1,4 +1,5 @@
-"""``gin replay``: step through a logged match, verify it, or write it as a web page.
+"""``gin replay``: step through a logged match, verify it, write it as a web page, or print
+what a seat's bot wrote to stderr (kept beside the log).
 
 Thin: it finds the log, calls :mod:`referee.replay`, and hands the result to a renderer.
 Exit codes: 0 fine; 1 the log disagrees with the rules or cannot be read; 2 no such log or a bad
@@ -13,7 +14,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from referee.bot_text import shown
+from referee.matchlog import stderr_path
 from referee.replay import (
     RUNS_DIR,
     LogNotFound,
@@ -30,7 +34,7 @@ from tournaments.registry import Arena
 from tournaments.replay_html import replay_html
 from tournaments.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 
-console = Console()
+console = Console(emoji=False)  # ":name:" in bot text stays as written
 
 VERIFY_EXIT = {VerifyStatus.VERIFIED: 0, VerifyStatus.FAILED: 1, VerifyStatus.INCOMPLETE: 3}
 
@@ -60,6 +64,24 @@ def _stored_log(match_id: str) -> Path | None:
         return None
     result = arena.open_store().result(match_id)
     return None if result is None else Path(result.log_path)
+
+
+def _print_stderr(path: Path, seat: int) -> None:
+    """Print the stderr kept for ``seat`` beside the log at ``path``, lines as the bot wrote
+    them (controls shown); exit 2 when there is none."""
+    if seat not in (0, 1):
+        console.print(f"[red]error:[/red] --stderr must be 0 or 1, not {seat}")
+        raise typer.Exit(2)
+    kept = stderr_path(path, seat)
+    if not kept.is_file():
+        message = f"no stderr kept for seat {seat} of {path} (no file {kept})"
+        console.print(f"[red]error:[/red] {said(message)}", soft_wrap=True)
+        raise typer.Exit(2)
+    text = kept.read_text(encoding="utf-8", errors="replace")
+    if not text:
+        console.print(f"seat {seat}'s bot wrote nothing to stderr")
+        return
+    console.print(Text(shown(text, lines=True)), soft_wrap=True, end="")
 
 
 def _load(path: Path) -> Replay:
@@ -94,11 +116,21 @@ def replay(
         float, typer.Option(help=f"Steps per second when playing ({', '.join(map(str, SPEEDS))}).")
     ] = 2.0,
     runs: Annotated[Path, typer.Option(help="Where match ids are looked up.")] = RUNS_DIR,
+    stderr: Annotated[
+        int | None,
+        typer.Option(
+            "--stderr",
+            help="Print what seat 0's or seat 1's bot wrote to stderr (head and tail, as kept).",
+        ),
+    ] = None,
 ) -> None:
     """Step through a logged match hand by hand and decision by decision, verify it, or write it
     as a web page. Keys: → next, ← back, ↓ ↑ hands, 12g hand 12, space play, v view, q quit."""
     viewer = _viewer(seat)
     path = _find(log, runs)
+    if stderr is not None:
+        _print_stderr(path, stderr)
+        return
     if verify:
         report = verify_log(path)
         console.print(

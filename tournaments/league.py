@@ -219,15 +219,16 @@ def league_secret(config: LeagueConfig, home_secret: bytes) -> bytes:
     """A new league's secret: random without a seed; the seed keyed with ``home_secret`` (the
     store's own); with ``public_deals``, the seed alone (anyone can rebuild every deal).
 
-    >>> plain = LeagueConfig("x", 7, ("a", "b"))
+    >>> plain, other = LeagueConfig("x", 7, ("a", "b")), LeagueConfig("y", 7, ("a", "b"))
     >>> league_secret(plain, b"h" * 32) == league_secret(plain, b"h" * 32)
     True
-    >>> league_secret(plain, b"h" * 32) == league_secret(plain, b"i" * 32)
+    >>> mine = league_secret(plain, b"h" * 32)
+    >>> mine in (league_secret(plain, b"i" * 32), league_secret(other, b"h" * 32))
     False
     """
     if config.seed is None:
         return secrets.token_bytes(32)
-    text = f"hollywood-gin/league-seed/v2/{config.seed}".encode()
+    text = f"hollywood-gin/league-seed/v2/{config.name}/{config.seed}".encode()
     if config.public_deals:
         return hashlib.sha256(text).digest()
     return hmac.new(home_secret, text, hashlib.sha256).digest()
@@ -307,7 +308,7 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
         raise LeagueError(str(error)) from None
     stored = store.league_config(config.name)
     secret = store.league_secret(config.name)
-    if stored is None:
+    if secret is None:  # a new league, or one from before secrets: its new matches get one
         secret = league_secret(config, store.secret("home"))
     document = {**config.to_dict(), "resolved": idents}
     if stored is not None:

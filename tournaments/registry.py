@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from protocol.manifest import ManifestError, load_manifest
+from protocol.manifest import ManifestError, ignore_rule, load_manifest
 from referee.conformance import CheckReport
 from referee.local import code_hash
 from tournaments.store import BotRow, Store
@@ -138,8 +138,14 @@ def _copy_read_only(source: Path, target: Path) -> None:
     if target.exists():
         shutil.rmtree(target, onerror=_make_writable)
     target.parent.mkdir(parents=True, exist_ok=True)
+    ignored = ignore_rule(source)
     shutil.copytree(
-        source, target, symlinks=True, ignore=shutil.ignore_patterns("__pycache__", ".git")
+        source,
+        target,
+        symlinks=True,
+        ignore=lambda folder, names: {
+            name for name in names if ignored(Path(folder).relative_to(source) / name)
+        },
     )
     for path in sorted(target.rglob("*"), reverse=True):
         if not path.is_symlink():

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.bot_text import shown
-from referee.conformance import CheckReport, stderr_lines
+from referee.conformance import CheckReport, Verdict
 from referee.faults import Fault
 from referee.rules import HandEnd, HandRecord, SeriesResult
 from referee.rules.cards import Card, CardSet
@@ -106,25 +106,51 @@ def result_line(result: SeriesResult, names: Sequence[str]) -> str:
     return f"{verdict} ({result.end.value}, {len(result.hands)} hands, seed {result.seed})"
 
 
+MARKS = {
+    Verdict.PASSED: Text("✓", style="green"),
+    Verdict.FAILED: Text("✗", style="red"),
+    Verdict.UNPROVEN: Text("?", style="yellow"),
+}
+"""A checklist item's mark: passed, failed, or not shown either way."""
+
+
 def print_checklist(console: Console, report: CheckReport) -> None:
-    """The conformance checklist, one line per item."""
+    """The conformance checklist, one line per item; after a failure, the bot's stderr tail.
+
+    A bot that never said hello gets one line saying so instead of a checklist."""
+    if report.never_started:
+        console.print(bot_text(f"{report.ident} {report.never_started}"), soft_wrap=True)
+    else:
+        console.print(_checklist_header(report))
+        for item in report.items:
+            line = MARKS[item.verdict].copy()
+            detail = f": {item.detail}" if item.detail else ""
+            line.append_text(bot_text(f" {item.name}{detail}"))
+            console.print(line)
+    if not report.passed and report.stderr:
+        print_stderr(console, report.stderr, f"the bot's stderr, last {len(report.stderr)} lines:")
+
+
+def _checklist_header(report: CheckReport) -> Text:
+    if not report.ident:
+        return bot_text(f"{report.folder}: not a valid bot folder", "bold")
     startup = "" if report.startup_ms is None else f", hello after {report.startup_ms:.0f} ms"
     line = bot_text(report.ident, "bold")
     line.append(f": {report.decisions} decisions in {report.series} series{startup}")
-    console.print(line)
-    for item in report.items:
-        line = Text("✓", style="green") if item.passed else Text("✗", style="red")
-        line.append_text(bot_text(f" {item.name}" + (f": {item.detail}" if item.detail else "")))
-        console.print(line)
+    return line
+
+
+def print_stderr(console: Console, lines: Sequence[str], heading: str) -> None:
+    """A heading, then lines of a bot's stderr one per line as it wrote them (controls shown)."""
+    console.print(bot_text(heading, "dim"), soft_wrap=True)
+    for line in lines:
+        console.print(Text(shown(line, lines=True)), soft_wrap=True)
 
 
 def fault_text(fault: Fault) -> Text:
-    """A fault for the terminal: seat, kind and detail, then the last lines of the bot's stderr."""
+    """A fault for the terminal: seat, kind and detail (its stderr: :func:`print_stderr`)."""
     text = Text("fault", style="red")
     text.append_text(bot_text(f" seat {fault.seat} {fault.kind.value}: {fault.detail}"))
-    for line in stderr_lines(fault):
-        text.append("\n  stderr: ", style="dim")
-        text.append_text(bot_text(line))
     return text
 
 

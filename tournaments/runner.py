@@ -14,13 +14,15 @@ waits without taking a slot, and other matches go ahead. The pairs come from the
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -96,7 +98,12 @@ class LeagueRunner:
 
         Raises:
             KeyboardInterrupt: passed on after the running matches were stopped and put back.
+            LeagueBusy: another runner is playing this league (nothing was touched).
         """
+        with _league_lock(self.arena, self.config.name):
+            return await self._run()
+
+    async def _run(self) -> Progress:
         swept = await trio.to_thread.run_sync(sweep_jails)  # of referees killed earlier
         if swept.jails:
             self.progress.faults.append(f"swept {len(swept.jails)} jail(s) of killed referees")
@@ -225,6 +232,37 @@ def duplicate_pair(match: MatchRow) -> str:
     """The duplicate pair a match is a leg of, by its first leg's id (its own id if it has no
     mirror): the runner never plays two matches of one pair at once."""
     return match.duplicate_of or match.match_id
+
+
+class LeagueBusy(RuntimeError):  # noqa: N818 - named for what is so, as LogNotFound
+    """Another runner holds the league: two would play every match twice, and the legs of a
+    duplicate pair at once."""
+
+
+@contextmanager
+def _league_lock(arena: Arena, league: str) -> Iterator[None]:
+    """Hold the league's lock file (``locks/<league>.lock`` in the arena home) while running.
+
+    Raises:
+        LeagueBusy: another process holds it.
+    """
+    folder = arena.home / "locks"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    descriptor = os.open(folder / f"{league}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "?"
+            raise LeagueBusy(
+                f"league {league} is being run by another gin league run (process {holder}); "
+                "wait for it or stop it, then run again"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 class ExecutorError(RuntimeError):

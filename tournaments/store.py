@@ -6,7 +6,9 @@ resumed or duplicated match can never count twice. Every result points at its ma
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -117,8 +119,11 @@ class Store:
     """Access to the SQLite file; each method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(mode=0o600)  # its secrets are the referee's: readable by this user alone
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not path.exists():
+            path.touch(mode=0o600)
+        with contextlib.suppress(OSError):  # a read-only store is still read
+            os.chmod(path, 0o600)  # its secrets are the referee's: this user's alone
         self.path = path
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
         self.db.row_factory = sqlite3.Row
@@ -205,7 +210,7 @@ class Store:
 
     def league_secret(self, name: str) -> bytes | None:
         """The secret a league's deal seeds derive from (``None``: a league from before secrets,
-        whose seeds came from its public seed alone)."""
+        whose matches scheduled then came from its public seed alone)."""
         found = self.db.execute("SELECT secret FROM leagues WHERE name = ?", (name,)).fetchone()
         return None if found is None or found["secret"] is None else bytes.fromhex(found["secret"])
 
@@ -229,11 +234,13 @@ class Store:
         self, name: str, config: dict[str, Any], matches: list[MatchRow], secret: bytes | None
     ) -> int:
         """Create or extend a league; returns how many matches were new. ``secret`` is kept from
-        the league's creation on (extending a league never changes it)."""
+        the league's creation on (extending a league never changes it; a league from before
+        secrets gets it at its first extension)."""
         with self.transaction() as db:
             db.execute(
                 "INSERT INTO leagues (name, config, created_at, secret) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET config = excluded.config",
+                " ON CONFLICT(name) DO UPDATE SET config = excluded.config,"
+                " secret = COALESCE(leagues.secret, excluded.secret)",
                 (
                     name,
                     json.dumps(config, sort_keys=True),

@@ -8,7 +8,8 @@ work on this machine (``detect_layers``), and ``Sandbox.prepare`` builds a ``Bot
 * BWRAP: bubblewrap, with no network, its own pid/ipc/uts/user namespaces, read-only code at
   ``/bot``, its run folder at ``/run/bot``, a small ``/tmp`` and nothing else of the host;
 * SECCOMP: a deny-list (only Unix sockets; no ptrace, namespaces, bpf, io_uring, TIOCSTI...);
-* CGROUP: memory and pids caps and a kill switch for everything the bot started;
+* CGROUP: memory, pids and CPU caps and a kill switch for everything the bot started
+  (no CPU cap where the ``cpu`` controller is missing: the layer's detail says);
 * RLIMITS: CPU time, file size, open files, no core dumps;
 * PDEATHSIG: the kernel kills the bot when the referee dies;
 * NON_DUMPABLE: the referee cannot be ptraced or read through /proc, and adopts orphans.

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 from dataclasses import dataclass
 from typing import Final
 
 MIB: Final = 1 << 20
+MIN_CPUS: Final = 0.01
+"""The smallest CPU cap: the kernel wants a quota of at least 1 ms per 100 ms period."""
 
 
 def safe_name(text: str, limit: int) -> str:
@@ -37,16 +40,33 @@ class SandboxLimits:
     """File descriptors per process (``RLIMIT_NOFILE``)."""
     tmpfs_mb: int = 64
     """Size of the bot's private ``/tmp``."""
+    cpus: float = 1.0
+    """CPU cap of the bot's cgroup, in CPUs, all its processes together (``cpu.max``, or the
+    CFS quota on cgroup v1): a bot that spins while its opponent thinks slows only itself."""
 
     def __post_init__(self) -> None:
         for name in self.__slots__:
             value = getattr(self, name)
-            if (
+            if name == "cpus":
+                self._check_cpus(value)
+            elif (
                 not isinstance(value, int)
                 or value < 0
                 or (value == 0 and name != "cpu_grace_seconds")
             ):
                 raise ValueError(f"SandboxLimits.{name} must be a positive integer, not {value!r}")
+
+    @staticmethod
+    def _check_cpus(value: object) -> None:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < MIN_CPUS
+        ):
+            raise ValueError(
+                f"SandboxLimits.cpus must be a number of CPUs of at least {MIN_CPUS}, not {value!r}"
+            )
 
 
 class Layer(enum.Enum):
@@ -59,7 +79,8 @@ class Layer(enum.Enum):
     SECCOMP = "seccomp"
     """A syscall deny-list: only Unix sockets, no ptrace, namespaces, bpf, io_uring..."""
     CGROUP = "cgroup"
-    """A cgroup per bot (v2 or v1): memory and pids caps, and kill-them-all."""
+    """A cgroup per bot (v2 or v1): memory and pids caps, a CPU cap where the ``cpu``
+    controller is offered (``LayerStatus.detail`` says), and kill-them-all."""
     RLIMITS = "rlimits"
     """prlimit: CPU time, file size, open files, no core dumps."""
     PDEATHSIG = "pdeathsig"
@@ -78,8 +99,9 @@ CONSEQUENCES: Final = {
     "reach the network. DO NOT RUN UNTRUSTED CODE",
     Layer.SECCOMP: "no syscall filter: bots may open any kind of socket and use ptrace, "
     "namespaces, bpf and io_uring",
-    Layer.CGROUP: "no memory or pids cap and no cgroup kill: memory and fork bombs are held only "
-    "by rlimits (RLIMIT_NPROC counts every process of the uid)",
+    Layer.CGROUP: "no memory, pids or CPU cap and no cgroup kill: memory and fork bombs are held "
+    "only by rlimits (RLIMIT_NPROC counts every process of the uid), and a bot's processes may "
+    "take every CPU",
     Layer.RLIMITS: "no CPU-time, file-size, open-file or core-dump limits",
     Layer.PDEATHSIG: "bots may outlive a crashed referee",
     Layer.NON_DUMPABLE: "bots running as the referee's uid can read its memory (hidden cards) "

@@ -1,8 +1,10 @@
-"""One cgroup per bot: memory and pids caps, and killing every process in it.
+"""One cgroup per bot: memory, pids and CPU caps, and killing every process in it.
 
 cgroup v2 is used when the referee's own cgroup can hand the ``memory`` and ``pids``
 controllers to children; otherwise the v1 hierarchies (``memory``, ``pids``, ``freezer``).
-Bot groups are created below the referee's own group, and the bot is moved in by the first
+The ``cpu`` controller (v2) or hierarchy (v1) is used where there is one; without it the
+groups work as before, with no CPU cap, and ``CgroupPlan.no_cpu`` / ``BotCgroup.no_cpu`` say
+why. Bot groups are created below the referee's own group, and the bot is moved in by the first
 link of its exec chain, before anything of the bot runs.
 """
 
@@ -23,7 +25,10 @@ from referee.sandbox._base import MIB, SandboxLimits, safe_name
 
 KILL_TIMEOUT_S: Final = 3.0
 REMOVE_TIMEOUT_S: Final = 3.0
-V1_CONTROLLERS: Final = ("memory", "pids", "freezer")
+V1_CONTROLLERS: Final = ("memory", "pids", "freezer", "cpu")
+V2_REQUIRED: Final = ("memory", "pids")
+CPU_PERIOD_US: Final = 100_000
+"""The CFS bandwidth period of the CPU cap: a bot may use ``cpus`` times this per period."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,8 @@ class CgroupPlan:
 
     version: int
     parents: tuple[tuple[str, Path], ...]
+    no_cpu: str = ""
+    """Why bot groups get no CPU cap here; "" when the ``cpu`` controller is in force."""
 
 
 def cgroup_mounts() -> tuple[Path | None, dict[str, Path]]:
@@ -69,13 +76,13 @@ def _write(path: Path, value: str | int) -> None:
         os.close(fd)
 
 
-def _enable_v2_controllers(base: Path) -> None:
-    """Let children of ``base`` use memory and pids (moving this process down if it must)."""
-    wanted = {"memory", "pids"}
-    if wanted <= set((base / "cgroup.subtree_control").read_text().split()):
+def _hand_down(base: Path, controllers: tuple[str, ...]) -> None:
+    """Let children of ``base`` use ``controllers`` (moving this process down if it must)."""
+    if set(controllers) <= set((base / "cgroup.subtree_control").read_text().split()):
         return
+    line = " ".join(f"+{controller}" for controller in controllers)
     try:
-        _write(base / "cgroup.subtree_control", "+memory +pids")
+        _write(base / "cgroup.subtree_control", line)
     except OSError as error:
         if error.errno != errno.EBUSY:
             raise
@@ -84,19 +91,38 @@ def _enable_v2_controllers(base: Path) -> None:
         leaf = base / f"gin-referee-{os.getpid()}"
         leaf.mkdir(exist_ok=True)
         _write(leaf / "cgroup.procs", os.getpid())
-        _write(base / "cgroup.subtree_control", "+memory +pids")
+        _write(base / "cgroup.subtree_control", line)
+
+
+def _enable_v2_controllers(base: Path, available: set[str]) -> str:
+    """Let children of ``base`` use memory and pids, and cpu where it is offered.
+
+    Returns why there is no cpu ("" when there is). A cpu that cannot be enabled costs the CPU
+    cap only: it is enabled on its own, after the others.
+
+    Raises:
+        OSError: memory or pids cannot be enabled.
+    """
+    _hand_down(base, V2_REQUIRED)
+    if "cpu" not in available:
+        return f"cgroup v2 at {base} does not offer the cpu controller"
+    try:
+        _hand_down(base, ("cpu",))
+    except OSError as error:
+        return f"cannot enable cpu in {base}/cgroup.subtree_control: {error}"
+    return ""
 
 
 def _v2_plan(unified: Path, own: str) -> CgroupPlan | str:
     base = unified / own.lstrip("/")
     available = set((base / "cgroup.controllers").read_text().split())
-    if not {"memory", "pids"} <= available:
+    if not set(V2_REQUIRED) <= available:
         return f"cgroup v2 at {base} lacks the memory/pids controllers (has {sorted(available)})"
     try:
-        _enable_v2_controllers(base)
+        no_cpu = _enable_v2_controllers(base, available)
     except OSError as error:
         return f"cannot enable memory+pids in {base}/cgroup.subtree_control: {error}"
-    return CgroupPlan(2, (("unified", base),))
+    return CgroupPlan(2, (("unified", base),), no_cpu)
 
 
 @functools.cache
@@ -118,7 +144,8 @@ def find_plan() -> CgroupPlan | str:
             for name in V1_CONTROLLERS
             if name in legacy
         )
-        return CgroupPlan(1, parents)
+        no_cpu = "" if "cpu" in dict(parents) else "no cgroup v1 cpu hierarchy is mounted"
+        return CgroupPlan(1, parents, no_cpu)
     reasons.append("no cgroup v1 memory+pids hierarchies are mounted")
     return "; ".join(reasons)
 
@@ -134,11 +161,11 @@ class BotCgroup:
     def __init__(self, plan: CgroupPlan, name: str, limits: SandboxLimits) -> None:
         self.plan = plan
         self.dirs: dict[str, Path] = {}
+        self.no_cpu = plan.no_cpu
+        """Why this group has no CPU cap; "" when it has ``limits.cpus``."""
         try:
             for controller, parent in plan.parents:
-                directory = parent / name
-                directory.mkdir(mode=0o755)
-                self.dirs[controller] = directory
+                self._make_dir(controller, parent / name)
             self._set_limits(limits)
         except OSError:
             self.remove()
@@ -153,9 +180,25 @@ class BotCgroup:
         group.plan = CgroupPlan(version, tuple((name, path.parent) for name, path in dirs.items()))
         group.dirs = dict(dirs)
         group.paths = tuple(dirs.values())
+        group.no_cpu = "adopted: its CPU cap is not known"
         return group
 
+    def _make_dir(self, controller: str, directory: Path) -> None:
+        """mkdir one controller's group; a v1 cpu group that cannot be made costs the cap only."""
+        try:
+            directory.mkdir(mode=0o755)
+        except OSError as error:
+            if controller != "cpu":
+                raise
+            self.no_cpu = f"cannot make {directory}: {error.strerror}"
+            return
+        self.dirs[controller] = directory
+
     def _set_limits(self, limits: SandboxLimits) -> None:
+        self._set_memory_and_pids(limits)
+        self._set_cpu_cap(limits.cpus)
+
+    def _set_memory_and_pids(self, limits: SandboxLimits) -> None:
         memory = limits.memory_mb * MIB
         if self.plan.version == 2:
             group = self.dirs["unified"]
@@ -171,6 +214,21 @@ class BotCgroup:
         if memsw.exists():
             _write(memsw, memory)
         _write(self.dirs["pids"] / "pids.max", limits.pids)
+
+    def _set_cpu_cap(self, cpus: float) -> None:
+        """``cpu.max`` (v2) or the CFS quota (v1). A cap the kernel refuses (a v1 parent with a
+        smaller quota, say) leaves the group uncapped, with the reason in ``no_cpu``."""
+        if self.no_cpu:
+            return
+        quota = round(cpus * CPU_PERIOD_US)
+        try:
+            if self.plan.version == 2:
+                _write(self.dirs["unified"] / "cpu.max", f"{quota} {CPU_PERIOD_US}")
+            else:
+                _write(self.dirs["cpu"] / "cpu.cfs_period_us", CPU_PERIOD_US)
+                _write(self.dirs["cpu"] / "cpu.cfs_quota_us", quota)
+        except OSError as error:
+            self.no_cpu = f"the kernel refused a cap of {cpus:g} CPUs: {error.strerror}"
 
     @property
     def procs_files(self) -> list[Path]:

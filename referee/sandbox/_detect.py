@@ -87,8 +87,21 @@ def probe_seccomp() -> LayerStatus:
     return _status(Layer.SECCOMP, problem and f"loading the filter failed: {problem}", how)
 
 
+def _caps(version: int, no_cpu: str) -> str:
+    """The detail of a working CGROUP layer: its version and the caps in force."""
+    if not no_cpu:
+        return f"v{version}; caps: memory, pids, cpu"
+    return (
+        f"v{version}; caps: memory, pids; NO cpu cap ({no_cpu}): "
+        "a bot's processes may take every CPU while its opponent thinks"
+    )
+
+
 def probe_cgroup() -> LayerStatus:
-    """Make a cgroup with limits, run /bin/true inside it, remove it."""
+    """Make a cgroup with limits, run /bin/true inside it, remove it.
+
+    The layer is on with memory and pids alone; its detail says whether the CPU cap is too.
+    """
     plan = find_plan()
     if isinstance(plan, str):
         return LayerStatus(Layer.CGROUP, False, plan)
@@ -101,7 +114,8 @@ def probe_cgroup() -> LayerStatus:
         problem = run_probe([tool("sh") or "/bin/sh", "-c", f'{attach}exec "$@"', "probe", TRUE])
     finally:
         group.remove()
-    return _status(Layer.CGROUP, problem and f"cannot join a cgroup: {problem}", f"v{plan.version}")
+    ok = _caps(plan.version, group.no_cpu)
+    return _status(Layer.CGROUP, problem and f"cannot join a cgroup: {problem}", ok)
 
 
 def probe_rlimits() -> LayerStatus:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from protocol.manifest import ignore_rule
 from referee.sandbox import _seccomp
 from referee.sandbox._base import (
     MIB,
@@ -114,6 +115,17 @@ def _skip_special(folder: str, names: list[str]) -> set[str]:
     return skipped
 
 
+def _code_filter(source: Path) -> Callable[[str, list[str]], set[str]]:
+    """copytree filter: :func:`_skip_special`, and what is not part of the bot (``.ginignore``)."""
+    ignored = ignore_rule(source)
+
+    def skip(folder: str, names: list[str]) -> set[str]:
+        here = Path(folder).relative_to(source)
+        return _skip_special(folder, names) | {name for name in names if ignored(here / name)}
+
+    return skip
+
+
 def copy_code(source: Path, target: Path, gid: int | None) -> None:
     """Copy a bot's folder; the copy is owned by the referee, readable by the bot's group only.
 
@@ -126,7 +138,9 @@ def copy_code(source: Path, target: Path, gid: int | None) -> None:
         shutil.copyfile(src, dst, follow_symlinks=False)
         os.chmod(dst, _mode_for(Path(src), dir_mode, file_mode))
 
-    shutil.copytree(source, target, symlinks=True, ignore=_skip_special, copy_function=copy_file)
+    shutil.copytree(
+        source, target, symlinks=True, ignore=_code_filter(source), copy_function=copy_file
+    )
     for folder, subfolders, files in os.walk(target):
         os.chmod(folder, dir_mode)
         if gid is not None:
@@ -377,7 +391,9 @@ class BotJail:
     def _binds(self, program: str, stage: list[tuple[Path, Path]]) -> list[tuple[Path, str]]:
         """(source, destination) of every read-only bind; hidden sources go through staging."""
         runtime = list(runtime_dirs())
-        runtime += program_dirs(program, [Path("/usr"), *runtime, self.source_dir, self.code_dir])
+        if not Path(program).is_relative_to(INSIDE_CODE):  # the bot's own program is in /bot
+            visible = [Path("/usr"), *runtime, self.source_dir, self.code_dir]
+            runtime += program_dirs(program, visible)
         wanted = [(path, str(path)) for path in runtime]
         wanted += [(self.code_dir, INSIDE_CODE), (self.run_dir, INSIDE_RUN)]
         binds: list[tuple[Path, str]] = []

@@ -4,6 +4,8 @@ Probes print one line each to stderr, ``PROBE <name> <ALLOWED|BLOCKED> <detail>`
 read what the sandbox let through from the fault evidence or the stderr tail. The ``evil_*`` modes
 carry text meant to break a terminal or a page, ARG: both write it to stderr; ``evil_name`` says
 hello with it as its name (``NAME`` or ``NAME@VERSION``), ``evil_stderr`` crashes a little later.
+``raise_after`` answers ARG decisions (12 if not given), then raises in the next one: the SDK
+prints the traceback to stderr and the bot exits 1.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import contextlib
 import ctypes
 import functools
 import hashlib
+import hmac
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -168,6 +172,19 @@ def spin() -> None:
         pass
 
 
+def spin_children(count: int) -> None:
+    """Fork ``count`` children that spin on the CPU for ever (ignoring SIGXCPU), and go on."""
+    for _ in range(count):
+        if os.fork() == 0:
+            spin()
+    print(f"PROBE spinners {count}", file=sys.stderr, flush=True)
+
+
+def deliberate_crash(made: int) -> None:
+    """Raise, one frame down, so the traceback the SDK prints has frames of the bot's own."""
+    raise RuntimeError(f"deliberate crash after {made} decisions")
+
+
 def memory_bomb() -> None:
     hoard = []
     while True:
@@ -201,8 +218,14 @@ class HostileBot(Bot):
 
     def decide(self, view: Observation, legal: Sequence[Action]) -> Action:
         self.decisions += 1
+        if MODE == "connect_loop" and self.decisions == 1:
+            connect_loop(int(ARG or "4"))
         if MODE == "h2_flood" and self.decisions == 1:  # once its own stream is up
             threading.Thread(target=h2_flood, args=(int(ARG or "1"),), daemon=True).start()
+        if MODE == "spin_children" and self.decisions == 1:  # ARG children, then greedy play
+            spin_children(int(ARG or "6"))
+        if MODE == "raise_after" and self.decisions > int(ARG or "12"):
+            deliberate_crash(self.decisions - 1)
         action = self.greedy(view, legal)
         if self.decisions < TRIGGER or self.turned:
             return action
@@ -303,6 +326,26 @@ def connection_flood(count: int) -> None:
 CONNECTIONS: list[socket.socket] = []
 
 
+def connect_loop(children: int) -> None:
+    """Children that connect to the seat's socket and close at once, over and over (after the
+    bot's own hello); each reports how many connections got through."""
+    path = os.environ["GIN_REFEREE"].removeprefix("unix://")
+    for _ in range(children):
+        if os.fork() == 0:
+            made = tried = 0
+            end = time.monotonic() + 3600
+            while time.monotonic() < end:
+                tried += 1
+                try:
+                    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                        sock.connect(path)
+                        made += 1
+                except OSError:
+                    pass
+                if tried % 2000 == 0:
+                    print(f"PROBE loop_connections {made} of {tried}", file=sys.stderr, flush=True)
+
+
 class RawPlay:
     """The Play stream over hand-made HTTP/2 frames on one connection (no gRPC library), so the
     bot can also misbehave on that very connection: after each answer it sends a batch of new
@@ -367,8 +410,8 @@ class RawPlay:
     def play(self) -> int:
         outbox = self.session.outbox
         outbox.put(pb.BotMessage(hello=pb.Hello(
-            token=self.session.token, name=self.session.bot.name,
-            version=self.session.bot.version, protocol_version=1,
+            token=self.session.token, name=self.session.bot.name or "",
+            version=self.session.bot.version or "", protocol_version=1,
         )))  # fmt: skip
         self.flush(outbox)
         for kind, flags, stream, payload in self.frames():
@@ -433,31 +476,49 @@ def text_of(path: str, limit: int = 4096) -> str:
         return type(error).__name__
 
 
+def file_texts(top: str, limit: int = 200) -> dict[str, str]:
+    """The contents of (up to ``limit``) files below ``top``."""
+    found: dict[str, str] = {}
+    for folder, _, names in os.walk(top):
+        for name in names:
+            if len(found) < limit:
+                path = os.path.join(folder, name)
+                found[path] = text_of(path, 65536)
+    return found
+
+
 def survey_start() -> None:
     """Everything of its own world a bot can look at before the first deal."""
     pids = [pid for pid in os.listdir("/proc") if pid.isdigit()]
+    processes = {
+        f"{pid}/{part}": text_of(f"/proc/{pid}/{part}", 4096)
+        for pid in pids
+        for part in ("cmdline", "comm", "environ", "status", "cgroup")
+    }
     SURVEY.update(
         env=dict(os.environ),
         argv=sys.argv,
         cwd=os.getcwd(),
         hostname=socket.gethostname(),
-        mountinfo=text_of("/proc/self/mountinfo"),
-        cgroup=text_of("/proc/self/cgroup"),
-        processes={pid: text_of(f"/proc/{pid}/cmdline", 512) for pid in pids},
-        run_dir=listing("/run/bot"),
-        tmp=listing("/tmp"),
-        code=listing("/bot"),
+        mountinfo=text_of("/proc/self/mountinfo", 65536),
+        processes=processes,
+        files={**file_texts("/run/bot"), **file_texts("/tmp"), **file_texts("/bot")},
         messages=[],
     )
 
 
-def public_seeds(user_seed: int, names: list[str]) -> list[int]:
-    """Every deal seed a bot could compute from a known seed with the public formulas."""
+def public_seeds(user_seed: int, names: list[str], league: str) -> list[int]:
+    """Every deal seed a bot could compute from a known seed with the public formulas: the seed
+    itself (``gin play``), the old league formula, and today's with public deals."""
     candidates = [user_seed]
     pairing = "|".join(sorted(names))
+    public = hashlib.sha256(f"hollywood-gin/league-seed/v2/{league}/{user_seed}".encode())
     for index in range(8):
         text = f"hollywood-gin/league/v1/{user_seed}/{pairing}/{index}".encode()
         candidates.append(int.from_bytes(hashlib.sha256(text).digest()[:8], "big") >> 1)
+        message = f"hollywood-gin/league/v2/{pairing}/{index}".encode()
+        keyed = hmac.new(public.digest(), message, hashlib.sha256).digest()
+        candidates.append(int.from_bytes(keyed[:8], "big") >> 1)
     return candidates
 
 
@@ -468,7 +529,8 @@ def rebuild(hand_started: pb.HandStarted) -> None:
 
     names = [SURVEY.get("name", ""), SURVEY.get("opponent", "")]
     dealt = set(hand_started.hand) | {hand_started.upcard}
-    for guess in public_seeds(int(ARG), names):
+    league = SURVEY.get("match_id", "").split("~")[0]
+    for guess in public_seeds(int(ARG), names, league):
         deck = shuffled_deck(guess, hand_started.hand_number)
         unsalted = hashlib.sha256(bytes(deck)).hexdigest()
         if dealt <= {str(card) for card in deck[:21]} or unsalted == hand_started.deck_commitment:
@@ -477,7 +539,11 @@ def rebuild(hand_started: pb.HandStarted) -> None:
 
 
 def survey_dump() -> None:
-    packed = base64.b64encode(zlib.compress(json.dumps(SURVEY).encode(), 9)).decode()
+    """Every token (a run of 6 or more letters, digits or ``+/=_-``) of everything surveyed,
+    each once: small enough for the stderr tail, and every form a seed or salt would take."""
+    text = json.dumps({key: value for key, value in SURVEY.items() if key != "rebuilt"})
+    tokens = sorted(set(re.findall(r"[0-9A-Za-z_+/=-]{6,}", text)))
+    packed = base64.b64encode(zlib.compress("\n".join(tokens).encode(), 9)).decode()
     print(f"SURVEY {packed}", file=sys.stderr, flush=True)
     if "rebuilt" in SURVEY:
         verdict = "ALLOWED " + SURVEY["rebuilt"] if SURVEY["rebuilt"] else "BLOCKED"
@@ -552,10 +618,11 @@ class HostileSession(Session):
                 welcome = message.welcome
                 SURVEY["opponent"] = f"{welcome.opponent_name}@{welcome.opponent_version}"
                 SURVEY["name"] = f"hostile@{MODE}"
-            if kind in ("welcome", "goodbye") or event in ("hand_started", "series_ended"):
-                SURVEY["messages"].append(str(message))
+                SURVEY["match_id"] = welcome.match_id
+            SURVEY["messages"].append(str(message))  # every message, requests too
             if event == "hand_started":
                 rebuild(message.event.hand_started)
+            if event in ("hand_started", "series_ended"):
                 survey_dump()
         return super().handle(message)
 
@@ -610,9 +677,19 @@ def main() -> int:
     if MODE in ("raw_flood", "raw_ping"):
         return RawPlay(HostileSession(bot, token)).play()
     with grpc.insecure_channel(address) as channel, contextlib.suppress(Exception):
+        if MODE == "unknown_method":  # before its hello: calls to a method the referee lacks
+            junk: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+                "/nothing.Here/Flood"
+            )
+            for number in range(int(ARG or "200")):
+                with contextlib.suppress(grpc.RpcError):
+                    junk(b"")
+                print(f"PROBE unknown_calls {number + 1}", file=sys.stderr, flush=True)
         status = HostileSession(bot, token).play(pb_grpc.RefereeStub(channel))
     if MODE == "ignore_sigterm":
         time.sleep(600)  # stay after the goodbye: the teardown must kill us
+    if MODE == "spin_children":
+        time.sleep(600)  # stay, spinners and all, so the teardown finds every process alive
     return status
 
 

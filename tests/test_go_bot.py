@@ -1,0 +1,145 @@
+"""The Go sample bot (sample_bots/go) is a compiled bot that plays over the real gRPC contract.
+
+``make go-bot`` builds its binary from Debian's Go packages (``make test`` runs it first), so a
+missing binary fails these tests rather than skipping them. The bot shares nothing with this code
+base but hollywood_gin.proto: it runs as its own binary against the scripted fake referee (every
+action goes through ``SeriesState.apply``, which raises on an illegal one), passes ``gin bot
+check``, and plays a real sandboxed series whose log verifies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from protocol.manifest import load_manifest
+from referee.local import play_folders, remote_seat
+from referee.match import MatchConfig
+from referee.replay import verify_log
+from referee.sandbox import Sandbox
+from tests.fake_referee import FakeReferee, series_script
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT_DIR = ROOT / "sample_bots" / "go"
+BINARY = BOT_DIR / "gin-go-bot"
+SAMPLES = ROOT / "sample_bots"
+SERIES_TIMEOUT_S = 120.0
+CHECK_TIMEOUT_S = 300.0
+# The largest uint64 and one above 2**53: a bot that lost some of the 64 bits would echo them wrong.
+BIG_IDS = (2**64 - 1, 2**53 + 1)
+
+
+def binary() -> Path:
+    """The built bot; a missing one fails the test (``make test`` builds it first)."""
+    if not os.access(BINARY, os.X_OK):
+        pytest.fail("sample_bots/go/gin-go-bot is missing: run make go-bot")
+    return BINARY
+
+
+def run_go_bot(environment: dict[str, str]) -> tuple[int, str, str]:
+    """Run the bot until it exits; ``(exit code, stdout, stderr)``.
+
+    It gets its own process group (session), killed whatever happens.
+    """
+    process = subprocess.Popen(
+        [str(binary())],
+        cwd=BOT_DIR,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=SERIES_TIMEOUT_S)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # (already gone, the whole group)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    return process.returncode, out, err
+
+
+def test_go_bot_manifest_names_its_binary() -> None:
+    binary()
+    manifest = load_manifest(BOT_DIR)
+    assert manifest.command == ("./gin-go-bot",)
+    assert manifest.argv() == [str(BINARY)]
+    assert (manifest.name, manifest.version) == ("go-greedy", "1.0.0")
+
+
+def test_go_bot_plays_a_whole_scripted_series(tmp_path: Path) -> None:
+    binary()
+    manifest = load_manifest(BOT_DIR)
+    request_ids = iter((*BIG_IDS, *range(1007, 1_000_000, 7)))
+    log, script = series_script(seed=5, request_ids=request_ids)
+    with FakeReferee(tmp_path, script) as referee:
+        started = time.monotonic()
+        code, out, err = run_go_bot({"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"})
+        elapsed = time.monotonic() - started
+        hello = referee.received[0].hello if referee.received else None
+    assert code == 0, f"the go bot exited {code}:\n{err}"
+    assert out == ""
+    assert log.result is not None, f"the series did not finish:\n{err}"
+    assert log.said_goodbye
+    assert hello is not None
+    assert (hello.token, hello.name, hello.version, hello.protocol_version) == (
+        "secret-token",
+        manifest.name,
+        manifest.version,
+        1,
+    )
+    assert log.sent_ids[:2] == list(BIG_IDS)
+    assert log.echoed_ids == log.sent_ids
+    assert len(log.hands) == len(log.result.hands) > 0
+    assert [hand for hand in log.hands if hand.outcome.knocker == 0], "the go bot never knocked"
+    print(f"go series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")
+
+
+def test_go_bot_fails_loudly_without_the_environment() -> None:
+    code, out, err = run_go_bot({})
+    assert code == 1
+    assert out == ""
+    assert "GIN_REFEREE and GIN_TOKEN must be set" in err
+
+
+def test_go_bot_passes_bot_check() -> None:
+    binary()
+    gin = Path(sys.executable).parent / "gin"
+    command = [str(gin)] if gin.exists() else [shutil.which("gin") or "gin"]
+    result = subprocess.run(
+        [*command, "bot", "check", str(BOT_DIR)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT_S,
+        check=False,
+    )
+    assert result.returncode == 0, f"gin bot check failed:\n{result.stdout}\n{result.stderr}"
+
+
+def test_go_bot_plays_a_real_sandboxed_series(tmp_path: Path) -> None:
+    binary()
+    with Sandbox(root_dir=tmp_path / "jails") as sandbox:
+        seats = (
+            remote_seat(load_manifest(BOT_DIR), sandbox.prepare, "go-0"),
+            remote_seat(load_manifest(SAMPLES / "greedy"), sandbox.prepare, "greedy-1"),
+        )
+        log = tmp_path / "series.jsonl"
+        result = trio.run(play_folders, seats, MatchConfig("go-real", 4243), log)
+    assert result.faults == ()
+    assert result.end == "complete"
+    assert result.winner is not None
+    assert [identity.name for identity in result.identities if identity] == ["go-greedy", "greedy"]
+    report = verify_log(log)
+    assert report.ok, report.summary()
+    assert report.hands == result.hands

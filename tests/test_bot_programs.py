@@ -13,7 +13,6 @@ import stat
 import subprocess
 import sys
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,19 +24,11 @@ from referee.bot_text import shown
 from referee.local import code_hash, play_folders, remote_seat
 from referee.match import MatchConfig
 from referee.replay import verify_log
-from referee.sandbox import Sandbox, SandboxLimits
+from referee.sandbox import Sandbox
 from referee.sandbox._jail import copy_code
 from referee.sandbox._mounts import ROOT_LINKS
-from tests.test_hostile import FAST, GREEDY, HERE, warm_up
+from tests.test_hostile import FAST, GREEDY, HERE
 from tournaments.cli import app
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
-    warm_up(box)
-    yield box
-    box.close()
 
 
 def executable(path: Path, text: str) -> None:

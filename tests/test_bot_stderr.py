@@ -6,28 +6,16 @@ from __future__ import annotations
 
 import io
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from referee.matchlog import stderr_path
 from referee.remote import HEAD_BYTES, TAIL_BYTES, OutputDrain
-from referee.sandbox import Sandbox, SandboxLimits
+from referee.sandbox import Sandbox
 from tests.hostile_bots import hostile_folder
 from tests.test_hostile import EVIL, GOLDEN_LOG, GREEDY, RAW, assert_shown_escaped, gin, play
-from tests.test_hostile import warm_up as warm_up_sandbox
 
 CRASH = "RuntimeError: deliberate crash after 12 decisions"
 """The last line of the traceback of the ``raise_after`` bot (ARG 12)."""
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
-    warm_up_sandbox(box)
-    yield box
-    box.close()
 
 
 def traceback_block(lines: list[str]) -> list[str]:

@@ -26,6 +26,7 @@ import trio
 pytest.importorskip("distributed", reason="the dask extra is not installed: pip install '.[dask]'")
 
 from referee.local import code_hash
+from referee.matchlog import stderr_path
 from referee.replay import verify_log
 from tournaments import cluster
 from tournaments.cluster import BotCodeMismatchError, match_slug, pack_bot, unpack_bot
@@ -210,6 +211,8 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
     assert dask_store.counts("same") == {"done": 4}
     assert per_match(dask_store, "same") == per_match(local_store, "same")
     assert table(dask_store, "same") == table(local_store, "same")
+    for result in dask_store.results("same"):  # each bot's stderr came back beside its log
+        assert all(stderr_path(Path(result.log_path), seat).is_file() for seat in (0, 1))
     workers = {r.summary["executed_on"] for r in dask_store.results("same")}
     assert workers <= {*report["left_playing"]}
     for result in dask_store.results("same"):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from protocol.manifest import load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
-from referee.sandbox import Layer, Sandbox, SandboxLimits
+from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
@@ -122,13 +121,6 @@ def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path) -> None:
 
 
 # --- nothing survives a series -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
-    yield box
-    box.close()
 
 
 def probes(text: str) -> dict[str, str]:

@@ -33,7 +33,7 @@ from referee.match import MatchConfig, MatchResult
 from referee.matchlog import read_records
 from referee.remote import RemoteSeat
 from referee.replay import StepKind, load_replay, verify_log
-from referee.sandbox import Layer, Sandbox, SandboxLimits
+from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
 from tournaments.cli import app
 from tournaments.replay_view import step_view
@@ -69,14 +69,6 @@ def settled_fds(target: int, wait_s: float = 3.0) -> int:
     while (count := open_fds()) > target and time.monotonic() < deadline:
         time.sleep(0.05)
     return count
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=tmp_path_factory.mktemp("jails"))
-    warm_up(box)
-    yield box
-    box.close()
 
 
 def warm_up(box: Sandbox) -> None:

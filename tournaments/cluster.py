@@ -69,6 +69,7 @@ import protocol
 import referee
 import tournaments
 from referee.local import bot_files, code_hash
+from referee.matchlog import stderr_path
 from referee.sandbox import (
     SandboxUnavailable,
     SweepReport,
@@ -123,6 +124,11 @@ def _reset(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uname = info.gname = ""
     info.mtime = 0
     return info
+
+
+def _packed(path: Path) -> bytes | None:
+    """A file's bytes, compressed for the trip to the coordinator; None if there is none."""
+    return zlib.compress(path.read_bytes(), 6) if path.exists() else None
 
 
 def pack_bot(folder: Path) -> bytes:
@@ -336,6 +342,7 @@ def play_on_worker(
                 (folder / "stderr").read_bytes(),
             ),
             "log": zlib.compress(log.read_bytes(), 6) if log.exists() else None,
+            "stderr": [_packed(stderr_path(log, seat)) for seat in (0, 1)],
             "stopped": stopped,
             "worker": get_worker().address,
             "timings": {"unpack_s": unpacked - began, "match_s": ended - unpacked},
@@ -548,6 +555,9 @@ class DaskExecutor:
         log = Path(job["log"])
         if reply.get("log") is not None:
             log.write_bytes(zlib.decompress(reply["log"]))
+        for seat, kept in enumerate(reply.get("stderr") or ()):
+            if isinstance(kept, bytes):  # each bot's stderr, kept beside the log here too
+                stderr_path(log, seat).write_bytes(zlib.decompress(kept))
         outcome = reply["outcome"]
         if reply.get("stopped"):
             return "stopped on the cluster"

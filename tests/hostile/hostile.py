@@ -539,10 +539,11 @@ def rebuild(hand_started: pb.HandStarted) -> None:
 
 
 def survey_dump() -> None:
-    """Every token (a run of 6 or more letters, digits or ``+/=_-``) of everything surveyed,
-    each once: small enough for the stderr tail, and every form a seed or salt would take."""
+    """Every run of 8 or more hex digits (decimal digits too) in everything surveyed, each
+    once: every form a seed, salt or commitment would take, and small enough for the stderr
+    tail that is kept beside the log."""
     text = json.dumps({key: value for key, value in SURVEY.items() if key != "rebuilt"})
-    tokens = sorted(set(re.findall(r"[0-9A-Za-z_+/=-]{6,}", text)))
+    tokens = sorted(set(re.findall(r"[0-9A-Fa-f]{8,}", text)))  # every seed or salt is hex
     packed = base64.b64encode(zlib.compress("\n".join(tokens).encode(), 9)).decode()
     print(f"SURVEY {packed}", file=sys.stderr, flush=True)
     if "rebuilt" in SURVEY:
@@ -684,7 +685,8 @@ def main() -> int:
             for number in range(int(ARG or "200")):
                 with contextlib.suppress(grpc.RpcError):
                     junk(b"")
-                print(f"PROBE unknown_calls {number + 1}", file=sys.stderr, flush=True)
+                if number % 100 == 0:
+                    print(f"PROBE unknown_calls {number + 1}", file=sys.stderr, flush=True)
         status = HostileSession(bot, token).play(pb_grpc.RefereeStub(channel))
     if MODE == "ignore_sigterm":
         time.sleep(600)  # stay after the goodbye: the teardown must kill us

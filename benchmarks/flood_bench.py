@@ -7,13 +7,15 @@ mean decision time, any fault, and the referee's resident memory at the start an
 (sampled every 50 ms). Modes: ``none`` (plays greedy: the baseline), ``h2_flood`` (from its
 first decision, 4 extra connections streaming to an unknown method, each stream reset at once),
 ``raw_flood`` (the same streams on its own Play connection, spoken by hand, while the opponent
-thinks), ``connections`` (16 children holding 250 connections each before the hello). The modes run
-interleaved, run after run.
+thinks), ``connect_loop`` (from its first decision, 4 children connecting and closing, over
+and over), ``connections`` (16 children holding 250 connections each before the hello). The
+modes run interleaved, run after run; the referee's CPU time per series is reported too.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import tempfile
 import threading
@@ -30,7 +32,13 @@ from referee.sandbox import Sandbox, SandboxLimits
 from tests.hostile_bots import hostile_folder
 
 GREEDY = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
-MODES = {"none": "", "h2_flood": "4", "raw_flood": "", "connections": "250x16"}
+MODES = {
+    "none": "",
+    "h2_flood": "4",
+    "raw_flood": "",
+    "connect_loop": "4",
+    "connections": "250x16",
+}
 CONTROL = TimeControl(move_time_ms=200, grace_ms=50, time_bank_ms=0, startup_ms=8000)
 
 
@@ -54,7 +62,9 @@ def one_run(box: Sandbox, folder: Path, log: Path) -> dict[str, float | str]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     result = trio.run(play_folders, seats, config, log)
+    after = resource.getrusage(resource.RUSAGE_SELF)
     done.set()
     sampler.join()
     times = [
@@ -69,6 +79,7 @@ def one_run(box: Sandbox, folder: Path, log: Path) -> dict[str, float | str]:
         "decisions": len(times),
         "rss_start": start,
         "rss_peak": peak[0],
+        "cpu_s": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
         "faults": faults,
     }
 
@@ -80,7 +91,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gin-flood-bench-"))
     box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=work / "jails")
     print(f"sandbox layers: {', '.join(sorted(layer.value for layer in box.active))}")
-    print("mode         run  honest max ms  honest mean ms  decisions  referee RSS MiB  faults")
+    print(
+        "mode          run  honest max ms  honest mean ms  decisions  referee RSS MiB"
+        "  referee CPU s  faults"
+    )
     try:
         for run in range(runs):
             modes = list(MODES)
@@ -91,9 +105,9 @@ def main() -> None:
                 folder = hostile_folder(parent, mode, MODES[mode])
                 row = one_run(box, folder, work / f"{mode}-{run}.jsonl")
                 print(
-                    f"{mode:<12} {run:>3}  {row['max_ms']:>13.1f}  {row['mean_ms']:>14.2f}  "
-                    f"{row['decisions']:>9}  {row['rss_start']:>6.1f} -> {row['rss_peak']:>6.1f}  "
-                    f"{row['faults']}"
+                    f"{mode:<13} {run:>3}  {row['max_ms']:>13.1f}  {row['mean_ms']:>14.2f}  "
+                    f"{row['decisions']:>9}  {row['rss_start']:>6.1f} -> {row['rss_peak']:>6.1f}"
+                    f"  {row['cpu_s']:>13.2f}  {row['faults']}"
                 )
     finally:
         box.close()

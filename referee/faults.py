@@ -38,7 +38,7 @@ class Fault:
     evidence: dict[str, Any] = field(default_factory=dict)
     """What was asked, what came back, the bot's stderr tail (capped), exit status."""
     stray: bool = False
-    """A fault beside the decision on ``request_id`` (a stray answer, a second stream): a strike
+    """A fault beside the decision on ``request_id`` (a duplicate of an earlier answer): a strike
     of its own while the seat waited on; the decision went on to its own end."""
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 The referee holds the full state; each seat gets only its observation. Every answer is checked
 against the rules before anything is applied; a fault is recorded with its evidence, and the
 fault policy decides between a strike (the referee plays a safe legal action instead) and a
-forfeit. A fault beside a decision (a stray answer, a second stream) is a strike of its own and
-the decision goes on. Every step goes to the match log as it happens.
+forfeit. A fault beside a decision (a duplicate of an answer given already) is a strike of its
+own and the decision goes on. Every step goes to the match log as it happens.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ class MatchConfig:
 
     match_id: str
     seed: int
-    """The deal seed: a secret of the referee's until the series is over (see ``referee.deals``)."""
+    """The deal seed: the referee's secret until the series is over (leagues and ``gin play``
+    derive it with a keyed hash: see ``tournaments.league``)."""
     params: RuleParams = field(default_factory=RuleParams)
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
@@ -478,8 +479,8 @@ class Match:
             self._write_records()  # the seat did not say when its request was out
 
     def _noticed(self, error: BotFault) -> bool:
-        """``Decision.noticed``: a fault beside the decision in progress (a stray answer, a second
-        stream) is a strike of its own, and the seat waits on for its answer. When that strike
+        """``Decision.noticed``: a fault beside the decision in progress (a duplicate answer) is a
+        strike of its own, and the seat waits on for its answer. When that strike
         would forfeit, it is left to the seat to raise, and :meth:`_settle` records it."""
         asking = self._asking
         assert asking is not None, "a seat notices faults only during a decision"

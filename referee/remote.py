@@ -2,8 +2,9 @@
 
 The referee owns the socket: it binds ``referee.sock`` in the seat's run folder, hands the bot
 the address and a one-time token in its environment, and takes the bot's hello within the
-start-up budget. Each decision is one request on the stream; the answer must echo its id (a
-stray answer is a strike of its own, and the seat waits on for the right one). A bot whose hello
+start-up budget. Each decision is one request on the stream; the answer must echo its id (an
+answer gone wrong settles the decision as one fault; a duplicate of a settled answer is a strike
+beside it, and the seat waits on for the right one). A bot whose hello
 sets ``events_in_requests`` gets the opponent's actions inside its next request rather than as
 separate events (any other event or the goodbye sends the held ones first). The bot's stdout and
 stderr are drained by threads that keep only a capped head and tail, so a flooding bot cannot
@@ -144,8 +145,8 @@ class RemoteSeat:
         self.stdout: OutputDrain | None = None
         self.stderr: OutputDrain | None = None
         self.stale: set[int] = set()
-        """Request ids whose answers are dropped unseen: timed out (the timeout was the strike),
-        or settled and struck once already for a stray answer."""
+        """Request ids whose answers are dropped unseen: timed out or settled by a fault (that
+        was the strike), or answered and struck once already for a duplicate."""
         self.encoder = RequestEncoder()
         self.seat = -1
         self.events_in_requests = False
@@ -180,9 +181,10 @@ class RemoteSeat:
         item = await self._next()
         try:
             identity = self._check_hello(item)
-        except StartupFailure:
+        except StartupFailure as failure:
             await self._stop_now()  # a bot that failed its start-up has nothing more to do
-            raise
+            evidence = {**failure.fault.evidence, **self.diagnostics()}  # its whole stderr now
+            raise StartupFailure(failure.fault.detail, seat=seat, evidence=evidence) from None
         self.startup_ms = (trio.current_time() - self.started_at) * 1000
         self._close_the_door()
         return identity

@@ -62,7 +62,7 @@ class Decision:
     for, and does not count that time as the bot's. Optional: without it the match writes the
     log once ``decide`` returns."""
     noticed: Callable[[BotFault], bool] = lambda fault: True  # noqa: ARG005
-    """A seat calls it with a fault beside the decision (a stray answer, a second stream), then
+    """A seat calls it with a fault beside the decision (a duplicate of an earlier answer), then
     waits on for its answer: the match counts a strike of its own. True when that strike would
     forfeit the series: the seat raises the fault then, and the decision ends with it. Optional:
     without it every fault ends the decision."""

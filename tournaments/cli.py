@@ -180,8 +180,7 @@ def play(
     """Play one Hollywood series between two bot folders, shown live."""
     manifests = (_manifest(bot_a), _manifest(bot_b))
     if public_deals and seed is None:
-        console.print("[red]error:[/red] --public-deals needs --seed")
-        raise typer.Exit(2)
+        raise fail("--public-deals needs --seed: the deals follow from it alone")
     sandbox = open_sandbox(strict)
     deal_seed = _deal_seed(seed, public_deals)
     match_id = play_match_id()

@@ -9,7 +9,8 @@ leaves the league resumable.
 The two legs of a duplicate pair (same decks, seats swapped) never run at the same time, so a
 bot cannot pass what it saw in one leg to itself in the other: a leg whose mirror is running
 waits without taking a slot, and other matches go ahead. The pairs come from the store's
-``duplicate_of``, so a resumed league keeps the rule.
+``duplicate_of``, so a resumed league keeps the rule. One runner holds a league at a time (a
+lock file in the arena home): a second one is refused before it touches anything.
 """
 
 from __future__ import annotations

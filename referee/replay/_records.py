@@ -111,7 +111,7 @@ class FaultRecord:
     strikes: int
     forfeited: bool
     stray: bool = False
-    """A fault beside the decision (a stray answer, a second stream): the decision went on."""
+    """A fault beside the decision (a duplicate of an earlier answer): the decision went on."""
 
 
 Totals = tuple[tuple[int, ...], tuple[int, ...]]

@@ -35,7 +35,8 @@ KNOWN_KEYS: Final = {"name", "version", "command", "author", "description"}
 SYSTEM_PATHS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 """System folders every bot sees read-only (``referee.sandbox`` mounts them; a test checks), so a
 symlink of a bot folder may point into them (a venv's interpreter)."""
-MAX_FOLDER_BYTES: Final = 50 * 1024 * 1024
+MIB: Final = 1024 * 1024
+MAX_FOLDER_BYTES: Final = 50 * MIB
 MAX_FILES: Final = 10_000
 PYTHON_NAMES: Final = {"python", "python3"}
 
@@ -134,8 +135,17 @@ def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[s
 
 
 IGNORE_FILE: Final = ".ginignore"
-ALWAYS_IGNORED: Final = ("__pycache__", ".git", ".gin")
-"""Never part of a bot: caches, version control, an arena home made inside the folder."""
+ALWAYS_IGNORED: Final = (
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".git",
+    ".gin",
+)
+"""Never part of a bot: caches (the template's tests leave one), version control, an arena home
+made inside the folder."""
 
 
 def ignore_rule(folder: Path) -> Callable[[PurePath], bool]:
@@ -173,6 +183,28 @@ def ignore_rule(folder: Path) -> Callable[[PurePath], bool]:
     return ignored
 
 
+def _check_ignores(folder: Path, command: tuple[str, ...], problems: list[str]) -> None:
+    """``.ginignore`` holds plain globs only, and leaves out nothing the bot starts from."""
+    try:
+        text = (folder / IGNORE_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(f"cannot read {IGNORE_FILE}: {error}")
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip().startswith("!") or "**" in line:
+            problems.append(
+                f"{IGNORE_FILE} line {number}: plain globs only ('!' and '**' are not supported)"
+            )
+    ignored = ignore_rule(folder)
+    started = [MANIFEST, *(part for part in command if (folder / part).is_file())]
+    for name in started:
+        relative = PurePath(os.path.normpath(name))
+        if not relative.is_absolute() and ignored(relative):
+            problems.append(f"{IGNORE_FILE} leaves out {name}, which the bot needs to start")
+
+
 def _link_problem(path: Path, folder: Path) -> str | None:
     """Why a symlink of a bot folder cannot work in the sandbox, if it cannot.
 
@@ -187,7 +219,7 @@ def _link_problem(path: Path, folder: Path) -> str | None:
             return None
         return (
             f"symlink {name} points to {target}, which a bot does not see (only its own folder "
-            f"and {', '.join(SYSTEM_PATHS)}); make a venv with /usr/bin/python3, or with --copies"
+            f"and {', '.join(SYSTEM_PATHS)}); make a venv with /usr/bin/python3 -m venv"
         )
     inside = Path(os.path.normpath(path.parent / target))
     if inside == folder or inside.is_relative_to(folder):
@@ -213,7 +245,8 @@ def _scan_folder(folder: Path, problems: list[str]) -> tuple[int, int]:
             size += path.stat().st_size
     if size > MAX_FOLDER_BYTES:
         problems.append(
-            f"folder too large: {size / 1e6:.1f} MB, the limit is {MAX_FOLDER_BYTES / 1e6:.0f} MB"
+            f"folder too large: {size / MIB:.1f} MiB, the limit is {MAX_FOLDER_BYTES // MIB} MiB "
+            f"(leave out what the bot does not need with {IGNORE_FILE})"
         )
     if files > MAX_FILES:
         problems.append(f"too many files: {files}, the limit is {MAX_FILES}")
@@ -258,6 +291,7 @@ def load_manifest(folder: Path | str) -> Manifest:
     for key in sorted(set(data) - KNOWN_KEYS):
         problems.append(f"unknown field '{key}' (known: {', '.join(sorted(KNOWN_KEYS))})")
     size, files = _scan_folder(folder, problems)
+    _check_ignores(folder, command, problems)
     if problems:
         raise ManifestError(folder, problems)
     return Manifest(

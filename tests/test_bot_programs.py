@@ -29,6 +29,7 @@ from referee.sandbox._jail import copy_code
 from referee.sandbox._mounts import ROOT_LINKS
 from tests.test_hostile import FAST, GREEDY, HERE
 from tournaments.cli import app
+from tournaments.registry import Arena
 
 
 def executable(path: Path, text: str) -> None:
@@ -121,8 +122,8 @@ def test_links_are_judged_one_step_at_a_time(tmp_path: Path) -> None:
     problems = str(caught.value)
     assert "bin/secret points to /etc/shadow, which a bot does not see" in problems
     assert "bin/up points outside the bot folder" in problems
-    assert "bin/python " not in problems
-    assert "bin/python3 " not in problems
+    assert "symlink bin/python " not in problems
+    assert "symlink bin/python3 " not in problems
 
 
 def test_the_system_paths_links_may_use_are_mounted_for_every_bot() -> None:
@@ -180,3 +181,49 @@ def test_every_invisible_or_control_character_is_shown_escaped() -> None:
     ]
     assert kept == []
     assert shown("e\u0301") == "e\u0301"  # a combining accent is text, not a control
+
+
+def test_gin_play_from_below_a_bot_folder_or_through_a_link_logs_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_with(tmp_path, '"./run.sh"', {"run.sh": SCRIPT})
+    (folder / "src").mkdir()
+    (tmp_path / "link").symlink_to(folder)
+    before = code_hash(folder)
+    monkeypatch.chdir(folder / "src")
+    played = CliRunner().invoke(app, ["play", "..", str(GREEDY), "--move-time", "0.4"])
+    assert played.exit_code == 0, played.output
+    monkeypatch.chdir(tmp_path / "link")
+    played = CliRunner().invoke(
+        app, ["play", str(tmp_path / "link"), str(GREEDY), "--move-time", "0.4"]
+    )
+    assert played.exit_code == 0, played.output
+    assert code_hash(folder) == before
+    assert len(list((tmp_path / "runs").glob("play-*.jsonl"))) == 2
+
+
+def test_the_default_arena_home_from_inside_a_bot_folder_is_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = folder_with(tmp_path, '"./run.sh"', {"run.sh": SCRIPT})
+    (folder / "src").mkdir()
+    monkeypatch.delenv("GIN_HOME", raising=False)
+    monkeypatch.chdir(folder / "src")
+    assert Arena.default().home == tmp_path / ".gin"
+    monkeypatch.chdir(tmp_path)
+    assert Arena.default().home == Path(".gin")
+
+
+def test_ginignore_takes_plain_globs_and_never_the_bots_own_start(tmp_path: Path) -> None:
+    folder = folder_with(tmp_path, '"./run.sh"', {"run.sh": SCRIPT})
+    (folder / ".pytest_cache").mkdir()  # what the template's own tests leave
+    before = code_hash(folder)
+    (folder / ".pytest_cache" / "v").write_text("x")
+    assert code_hash(folder) == before
+    (folder / ".ginignore").write_text("*.log\n!keep.log\nsrc/**/x\nrun.sh\n")
+    with pytest.raises(ManifestError) as caught:
+        load_manifest(folder)
+    problems = str(caught.value)
+    assert ".ginignore line 2: plain globs only" in problems
+    assert ".ginignore line 3: plain globs only" in problems
+    assert ".ginignore leaves out ./run.sh, which the bot needs to start" in problems

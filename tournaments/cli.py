@@ -69,9 +69,9 @@ def _default_log(match_id: str, manifests: tuple[Manifest, Manifest]) -> Path:
     """``runs/<match id>.jsonl``, unless that is inside a bot folder (``gin play .`` from the
     folder, as the guide shows): then beside that folder, so the bot's code (and its hash)
     stays as it was."""
-    runs = Path("runs").absolute()
+    runs = Path("runs").resolve()
     for manifest in manifests:
-        folder = manifest.folder.absolute()
+        folder = manifest.folder.resolve()
         if runs.is_relative_to(folder):
             runs = folder.parent / "runs"
             console.print(f"the log goes to {said(runs)}/, outside the bot folder {said(folder)}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from protocol.manifest import ManifestError, ignore_rule, load_manifest
+from protocol.manifest import MANIFEST, ManifestError, ignore_rule, load_manifest
 from referee.conformance import CheckReport
 from referee.local import code_hash
 from tournaments.store import BotRow, Store
@@ -41,8 +41,16 @@ class Arena:
 
     @classmethod
     def default(cls) -> Arena:
-        """``$GIN_HOME``, or ``.gin`` in the current folder."""
-        return cls(Path(os.environ.get(HOME_ENV, DEFAULT_HOME)))
+        """``$GIN_HOME``, or ``.gin`` in the current folder; but from inside a bot folder (a
+        folder with a ``bot.toml``, or below one), ``.gin`` beside it: the arena never writes
+        into a bot."""
+        if HOME_ENV in os.environ:
+            return cls(Path(os.environ[HOME_ENV]))
+        here = Path.cwd()
+        for folder in (here, *here.parents):
+            if (folder / MANIFEST).is_file():
+                return cls(folder.parent / DEFAULT_HOME)
+        return cls(Path(DEFAULT_HOME))
 
     @property
     def store_path(self) -> Path:

@@ -75,7 +75,7 @@ class Manifest:
         if program in PYTHON_NAMES:
             return [sys.executable, *args]
         local = self.folder / program
-        if local.is_file():  # not resolved: a venv's python must run as itself, links and all
+        if _is_file(local):  # not resolved: a venv's python must run as itself, links and all
             return [os.path.abspath(local), *args]
         return [shutil.which(program) or program, *args]
 
@@ -120,12 +120,12 @@ def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[s
     program = command[0]
     if program in PYTHON_NAMES:
         script = next((arg for arg in command[1:] if not arg.startswith("-")), None)
-        if script is not None and script.endswith(".py") and not (folder / script).is_file():
+        if script is not None and script.endswith(".py") and not _is_file(folder / script):
             problems.append(f"command not found: {script} is not a file in the bot folder")
         return command
     local = folder / program
-    if "/" in program or local.exists():
-        if not local.is_file():
+    if "/" in program or _exists(local):
+        if not _is_file(local):
             problems.append(f"command not found: {program} is not a file in the bot folder")
         elif not os.access(local, os.X_OK):
             problems.append(f"command not executable: {program} (chmod +x it)")
@@ -198,11 +198,27 @@ def _check_ignores(folder: Path, command: tuple[str, ...], problems: list[str]) 
                 f"{IGNORE_FILE} line {number}: plain globs only ('!' and '**' are not supported)"
             )
     ignored = ignore_rule(folder)
-    started = [MANIFEST, *(part for part in command if (folder / part).is_file())]
+    started = [MANIFEST, *(part for part in command if _is_file(folder / part))]
     for name in started:
         relative = PurePath(os.path.normpath(name))
         if not relative.is_absolute() and ignored(relative):
             problems.append(f"{IGNORE_FILE} leaves out {name}, which the bot needs to start")
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a path the system cannot even look up (too long, say)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, False for a path the system cannot even look up."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _link_problem(path: Path, folder: Path) -> str | None:

@@ -116,3 +116,14 @@ def test_folder_too_large(tmp_path: Path) -> None:
 def test_error_message_lists_problems(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="is not a valid bot folder:\n  - missing field 'name'"):
         load_manifest(write_bot(tmp_path / "b", 'version = "1"\ncommand = ["python", "bot.py"]\n'))
+
+
+def test_a_command_too_long_for_the_file_system_is_a_problem_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    folder = write_bot(
+        tmp_path / "long", f'name = "long"\nversion = "1"\ncommand = ["{"x" * 300}"]\n'
+    )
+    assert problems(folder) == [
+        f"command not found: {'x' * 300} is neither in the folder nor on PATH"
+    ]

@@ -7,7 +7,11 @@ the referee's messages; what the bot sent is recorded for the test to check.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
+import signal
+import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -190,3 +194,29 @@ def series_script(seed: int, request_ids: Iterable[int] | None = None) -> tuple[
         yield goodbye()
 
     return log, script
+
+
+def run_bot_process(
+    argv: list[str], cwd: Path, environment: dict[str, str], timeout_s: float = 120.0
+) -> tuple[int, str, str]:
+    """Run a bot program until it exits; ``(exit code, stdout, stderr)``.
+
+    It gets its own process group (session), killed whatever happens.
+    """
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout_s)
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # (already gone, the whole group)
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+    return process.returncode, out, err

@@ -9,10 +9,8 @@ check``, and plays a real sandboxed series whose log verifies.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -26,7 +24,7 @@ from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
 from referee.replay import verify_log
 from referee.sandbox import Sandbox
-from tests.fake_referee import FakeReferee, series_script
+from tests.fake_referee import FakeReferee, run_bot_process, series_script
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT_DIR = ROOT / "sample_bots" / "go"
@@ -46,27 +44,8 @@ def binary() -> Path:
 
 
 def run_go_bot(environment: dict[str, str]) -> tuple[int, str, str]:
-    """Run the bot until it exits; ``(exit code, stdout, stderr)``.
-
-    It gets its own process group (session), killed whatever happens.
-    """
-    process = subprocess.Popen(
-        [str(binary())],
-        cwd=BOT_DIR,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=SERIES_TIMEOUT_S)
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # (already gone, the whole group)
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-    return process.returncode, out, err
+    """Run the bot until it exits; ``(exit code, stdout, stderr)``."""
+    return run_bot_process([str(binary())], BOT_DIR, environment, SERIES_TIMEOUT_S)
 
 
 def test_go_bot_manifest_names_its_binary() -> None:

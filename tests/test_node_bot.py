@@ -7,11 +7,8 @@ action it sends goes through ``SeriesState.apply``, which raises on an illegal o
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import subprocess
 import time
 import tomllib
 from collections.abc import Iterator
@@ -21,7 +18,7 @@ import pytest
 
 from protocol import hollywood_gin_pb2 as pb
 from referee.rules import SeriesState
-from tests.fake_referee import FakeReferee, request, series_script, welcome
+from tests.fake_referee import FakeReferee, request, run_bot_process, series_script, welcome
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT_DIR = ROOT / "sample_bots" / "node"
@@ -41,28 +38,9 @@ def node_or_skip() -> str:
 
 
 def run_node_bot(node: str, environment: dict[str, str]) -> tuple[int, str, str]:
-    """Run the bot until it exits; ``(exit code, stdout, stderr)``.
-
-    It gets its own process group (session), killed whatever happens.
-    """
+    """Run the bot until it exits; ``(exit code, stdout, stderr)``."""
     env = {**environment, "PATH": os.environ.get("PATH", "")}
-    process = subprocess.Popen(
-        [node, "bot.js"],
-        cwd=BOT_DIR,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=SERIES_TIMEOUT_S)
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # (already gone, the whole group)
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-    return process.returncode, out, err
+    return run_bot_process([node, "bot.js"], BOT_DIR, env, SERIES_TIMEOUT_S)
 
 
 def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import itertools
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -220,3 +221,39 @@ def run_bot_process(
             os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
     return process.returncode, out, err
+
+
+def assert_plays_a_scripted_series(
+    tmp_path: Path,
+    run_bot: Callable[[dict[str, str]], tuple[int, str, str]],
+    identity: tuple[str, str],
+    big_ids: tuple[int, int],
+    label: str,
+) -> None:
+    """A bot program (``run_bot`` starts it with an environment) plays a whole scripted series
+    against the fake referee: it says hello as ``identity`` (name, version), echoes every
+    request id (the first two are ``big_ids``: uint64 beyond 2**53), knocks at least once,
+    writes nothing to stdout and leaves after the goodbye with status 0."""
+    request_ids = iter((*big_ids, *range(1007, 1_000_000, 7)))
+    log, script = series_script(seed=5, request_ids=request_ids)
+    with FakeReferee(tmp_path, script) as referee:
+        started = time.monotonic()
+        code, out, err = run_bot({"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"})
+        elapsed = time.monotonic() - started
+        hello = referee.received[0].hello if referee.received else None
+    assert code == 0, f"the {label} bot exited {code}:\n{err}"
+    assert out == ""
+    assert log.result is not None, f"the series did not finish:\n{err}"
+    assert log.said_goodbye
+    assert hello is not None
+    assert (hello.token, hello.name, hello.version, hello.protocol_version) == (
+        "secret-token",
+        *identity,
+        1,
+    )
+    assert log.sent_ids[:2] == list(big_ids)
+    assert log.echoed_ids == log.sent_ids
+    assert len(log.hands) == len(log.result.hands) > 0
+    knocks = [hand for hand in log.hands if hand.outcome.knocker == 0]
+    assert knocks, f"the {label} bot never knocked"
+    print(f"{label} series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,10 @@ from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
 from referee.replay import verify_log
 from referee.sandbox import Sandbox
-from tests.fake_referee import FakeReferee, run_bot_process, series_script
+from tests.fake_referee import (
+    assert_plays_a_scripted_series,
+    run_bot_process,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT_DIR = ROOT / "sample_bots" / "go"
@@ -59,29 +61,8 @@ def test_go_bot_manifest_names_its_binary() -> None:
 def test_go_bot_plays_a_whole_scripted_series(tmp_path: Path) -> None:
     binary()
     manifest = load_manifest(BOT_DIR)
-    request_ids = iter((*BIG_IDS, *range(1007, 1_000_000, 7)))
-    log, script = series_script(seed=5, request_ids=request_ids)
-    with FakeReferee(tmp_path, script) as referee:
-        started = time.monotonic()
-        code, out, err = run_go_bot({"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"})
-        elapsed = time.monotonic() - started
-        hello = referee.received[0].hello if referee.received else None
-    assert code == 0, f"the go bot exited {code}:\n{err}"
-    assert out == ""
-    assert log.result is not None, f"the series did not finish:\n{err}"
-    assert log.said_goodbye
-    assert hello is not None
-    assert (hello.token, hello.name, hello.version, hello.protocol_version) == (
-        "secret-token",
-        manifest.name,
-        manifest.version,
-        1,
-    )
-    assert log.sent_ids[:2] == list(BIG_IDS)
-    assert log.echoed_ids == log.sent_ids
-    assert len(log.hands) == len(log.result.hands) > 0
-    assert [hand for hand in log.hands if hand.outcome.knocker == 0], "the go bot never knocked"
-    print(f"go series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")
+    identity = (manifest.name, manifest.version)
+    assert_plays_a_scripted_series(tmp_path, run_go_bot, identity, BIG_IDS, "go")
 
 
 def test_go_bot_fails_loudly_without_the_environment() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,13 @@ import pytest
 
 from protocol import hollywood_gin_pb2 as pb
 from referee.rules import SeriesState
-from tests.fake_referee import FakeReferee, request, run_bot_process, series_script, welcome
+from tests.fake_referee import (
+    FakeReferee,
+    assert_plays_a_scripted_series,
+    request,
+    run_bot_process,
+    welcome,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT_DIR = ROOT / "sample_bots" / "node"
@@ -47,33 +52,14 @@ def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:
     node = node_or_skip()
     manifest = tomllib.loads((BOT_DIR / "bot.toml").read_text())
     assert manifest["command"] == ["node", "bot.js"]
-    request_ids = iter((*BIG_IDS, *range(1007, 1_000_000, 7)))
-    log, script = series_script(seed=5, request_ids=request_ids)
-    with FakeReferee(tmp_path, script) as referee:
-        started = time.monotonic()
-        code, out, err = run_node_bot(
-            node, {"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"}
-        )
-        elapsed = time.monotonic() - started
-        hello = referee.received[0].hello if referee.received else None
-    assert code == 0, f"the node bot exited {code}:\n{err}"
-    assert out == ""
-    assert log.result is not None, f"the series did not finish:\n{err}"
-    assert log.said_goodbye
-    assert hello is not None
-    assert (hello.token, hello.name, hello.version, hello.protocol_version) == (
-        "secret-token",
-        manifest["name"],
-        manifest["version"],
-        1,
+    assert manifest["name"] == "node-greedy"
+    assert_plays_a_scripted_series(
+        tmp_path,
+        lambda environment: run_node_bot(node, environment),
+        (manifest["name"], manifest["version"]),
+        BIG_IDS,
+        "node",
     )
-    assert hello.name == "node-greedy"
-    assert log.sent_ids[:2] == list(BIG_IDS)
-    assert log.echoed_ids == log.sent_ids
-    assert len(log.hands) == len(log.result.hands) > 0
-    knocks = [hand for hand in log.hands if hand.outcome.knocker == 0]
-    assert knocks, "the node bot never knocked"
-    print(f"node series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")
 
 
 def test_node_bot_errors_go_to_stderr_with_the_request(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import os
 import pytest
 
 collect_ignore = (
-    ["tournaments/cluster.py", "tests/cluster_scenario.py"]
+    ["tournaments/executors/cluster.py", "tests/cluster_scenario.py"]
     if importlib.util.find_spec("distributed") is None
     else []
 )

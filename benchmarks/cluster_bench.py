@@ -32,7 +32,8 @@ import trio  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from benchmarks.league_bench import greedy_league, throughput  # noqa: E402
-from tournaments.cluster import DaskExecutor, MatchTimings, local_cluster, loopback_up  # noqa: E402
+from tournaments.executors.cluster import DaskExecutor, MatchTimings  # noqa: E402
+from tournaments.executors.local_cluster import local_cluster, loopback_up  # noqa: E402
 from tournaments.runner import LeagueRunner  # noqa: E402
 
 console = Console()

@@ -26,7 +26,8 @@ from distributed import Client
 
 from referee.sandbox import default_jail_root
 from referee.sandbox._procs import is_alive, table
-from tournaments.cluster import local_cluster, loopback_up, match_slug, swept
+from tournaments.executors.cluster import match_slug, swept
+from tournaments.executors.local_cluster import local_cluster, loopback_up
 
 WAIT_S = 60.0
 
@@ -114,7 +115,7 @@ def main() -> int:
     env.pop("DASK_SCHEDULER_ADDRESS", None)
     with local_cluster(args.out.parent, env) as (address, client):
         report["address"] = address
-        run = [sys.executable, "-m", "tournaments.entry", "league", "run", args.league]
+        run = [sys.executable, "-m", "tournaments.cli.entry", "league", "run", args.league]
         run += ["--executor", "dask", "--scheduler", address]
 
         def coordinate() -> subprocess.Popen[bytes]:

@@ -28,7 +28,7 @@ from referee.sandbox import Sandbox
 from referee.sandbox._jail import copy_code
 from referee.sandbox._mounts import ROOT_LINKS
 from tests.test_hostile import FAST, GREEDY, HERE
-from tournaments.cli import app
+from tournaments.cli.app import app
 from tournaments.registry import Arena
 
 

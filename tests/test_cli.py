@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from protocol.manifest import load_manifest
-from tournaments.cli import app
+from tournaments.cli.app import app
 
 runner = CliRunner()
 

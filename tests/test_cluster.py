@@ -28,9 +28,10 @@ pytest.importorskip("distributed", reason="the dask extra is not installed: pip 
 from referee.local import code_hash
 from referee.matchlog import stderr_path
 from referee.replay import verify_log
-from tournaments import cluster
-from tournaments.cluster import BotCodeMismatchError, match_slug, pack_bot, unpack_bot
+from tournaments.executors import cluster
+from tournaments.executors.cluster import match_slug
 from tournaments.league import LeagueConfig, create_league
+from tournaments.packing import BotCodeMismatchError, pack_bot, unpack_bot
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.standings import compute
@@ -282,7 +283,7 @@ def test_the_cli_says_plainly_what_a_dask_run_lacks(
 ) -> None:
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
 
-    from tournaments.cli import app  # noqa: PLC0415
+    from tournaments.cli.app import app  # noqa: PLC0415
 
     home = tmp_path / "home"
     monkeypatch.setenv("GIN_HOME", str(home))

@@ -23,9 +23,10 @@ from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
 from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
+from tournaments.executors import ExecutorError
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
-from tournaments.runner import ExecutorError, LeagueRunner, duplicate_pair
+from tournaments.runner import LeagueRunner, duplicate_pair
 from tournaments.store import Store
 
 GREEDY = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"

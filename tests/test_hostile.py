@@ -35,8 +35,8 @@ from referee.remote import RemoteSeat
 from referee.replay import StepKind, load_replay, verify_log
 from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
-from tournaments.cli import app
-from tournaments.replay_view import step_view
+from tournaments.cli.app import app
+from tournaments.cli.replay_view import step_view
 
 HERE = Path(__file__).resolve().parent
 GREEDY = HERE.parent / "sample_bots" / "greedy"

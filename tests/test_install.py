@@ -108,7 +108,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
     assert "referee/sandbox/__init__.py" in names
     assert "referee/sandbox/seccomp_exec.py" in names
-    assert {f"tournaments/replay_assets/page.{x}" for x in ("html", "css", "js")} <= names
+    assert {f"tournaments/cli/replay_assets/page.{x}" for x in ("html", "css", "js")} <= names
     missing = sorted(shipped_files() - names)
     assert missing == [], f"the wheel leaves out {missing}"
 
@@ -159,7 +159,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 PROBE = """
 import sys
 from distributed import Client
-from tournaments.cluster import arena_code, worker_probe
+from tournaments.executors.cluster import arena_code, worker_probe
 with Client(sys.argv[1], timeout=30) as client:
     client.wait_for_workers(1, timeout=60)
     (probe,) = client.run(worker_probe).values()
@@ -185,7 +185,13 @@ def test_a_dask_worker_starts_as_the_readme_says(installed: tuple[Path, Path]) -
         address = json.loads(address_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         worker = [str(bin_dir / "dask"), "worker", address, "--nthreads", "2", "--nworkers", "1"]
-        worker += ["--preload", "tournaments.cluster", "--host", "127.0.0.1", "--no-dashboard"]
+        worker += [
+            "--preload",
+            "tournaments.executors.cluster",
+            "--host",
+            "127.0.0.1",
+            "--no-dashboard",
+        ]
         worker += ["--local-directory", str(work / "dask-worker")]
         started.append(start(worker, work, env, work / "worker.log"))
         probed = run([str(bin_dir / "python"), "-c", PROBE, address], work, env, timeout=120)
@@ -193,4 +199,4 @@ def test_a_dask_worker_starts_as_the_readme_says(installed: tuple[Path, Path]) -
     finally:
         for process in started[::-1]:
             stop(process)
-    assert "Run preload setup: tournaments.cluster" in (work / "worker.log").read_text()
+    assert "Run preload setup: tournaments.executors.cluster" in (work / "worker.log").read_text()

@@ -298,7 +298,7 @@ def test_killed_runner_resumes_without_losing_or_double_counting(tmp_path: Path)
     create_league(store, league)
     env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "100"}
     runner = subprocess.Popen(
-        [sys.executable, "-m", "tournaments.entry", "league", "run", "resume", "-j", "2"],
+        [sys.executable, "-m", "tournaments.cli.entry", "league", "run", "resume", "-j", "2"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -346,7 +346,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     create_league(store, config(name="stop", bots=idents, series_per_pairing=8))
     env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "100"}
     runner = subprocess.Popen(
-        [sys.executable, "-m", "tournaments.entry", "league", "run", "stop", "-j", "2"],
+        [sys.executable, "-m", "tournaments.cli.entry", "league", "run", "stop", "-j", "2"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -369,7 +369,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
 def test_cli_league_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
 
-    from tournaments.cli import app  # noqa: PLC0415
+    from tournaments.cli.app import app  # noqa: PLC0415
 
     monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
     arena = Arena(tmp_path / "home")

@@ -27,7 +27,7 @@ from referee.sandbox import (
     pin_cpus,
 )
 from referee.sandbox._procs import descendants
-from tournaments.cli import app
+from tournaments.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"

@@ -12,8 +12,8 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from referee.replay import StepKind, load_replay
-from tournaments.cli import app
-from tournaments.replay_view import (
+from tournaments.cli.app import app
+from tournaments.cli.replay_view import (
     SPEEDS,
     Player,
     ScriptedKeys,

@@ -17,7 +17,7 @@ import pytest
 
 from referee.replay import load_replay
 from tests.chromium import Chromium, find_chromium
-from tournaments.replay_html import replay_html
+from tournaments.cli.replay_html import replay_html
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"

@@ -27,7 +27,7 @@ from referee.matchlog import hand_salt, read_records, stderr_path
 from referee.rules import shuffled_deck
 from tests.hostile_bots import hostile_folder
 from tests.test_hostile import GREEDY
-from tournaments.cli import app
+from tournaments.cli.app import app
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner

@@ -16,28 +16,26 @@ lock file in the arena home): a second one is refused before it touches anything
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import trio
 
 from referee.sandbox import sweep_jails
+from tournaments.executors import Executor, ExecutorError
+from tournaments.executors.local import LocalExecutor
 from tournaments.league import LeagueConfig
 from tournaments.registry import Arena, parse_spec
 from tournaments.store import MatchRow, ResultRow, Store
 
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
-STOP_GRACE_S: Final = 10.0
 CAPACITY_POLL_S: Final = 5.0
 
 
@@ -266,88 +264,7 @@ def _league_lock(arena: Arena, league: str) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
-class ExecutorError(RuntimeError):
-    """The executor cannot go on (a cluster lost, say): the league stops, resumable."""
-
-
-class Executor(Protocol):
-    """Where matches are played: worker processes here, or a cluster's workers."""
-
-    slots: int
-    """Matches at once."""
-
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
-        """Play a job (see ``tournaments.worker``); its outcome (with ``summary``, and the log
-        written at ``job["log"]``), or what went wrong when no result came back."""
-        ...
-
-    async def capacity(self) -> int:
-        """Matches at once now (a cluster's workers come and go)."""
-        ...
-
-    async def aclose(self) -> None:
-        """Stop whatever still runs for this executor and let go of its resources."""
-        ...
-
-
-class LocalExecutor:
-    """Each match in a ``python -m tournaments.worker`` process on this machine."""
-
-    def __init__(self, slots: int) -> None:
-        self.slots = slots
-
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
-        """Run the worker; SIGTERM then SIGKILL if cancelled."""
-        process = await trio.run_process(
-            [sys.executable, "-m", "tournaments.worker"],
-            stdin=json.dumps(job).encode(),
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-            deliver_cancel=_stop_worker,
-        )
-        return outcome_of(process.returncode, process.stdout, process.stderr)
-
-    async def capacity(self) -> int:
-        """As many as asked for."""
-        return self.slots
-
-    async def aclose(self) -> None:
-        """Nothing to let go of: each worker ended with its match."""
-
-
 def _first(group: BaseExceptionGroup[ExecutorError]) -> ExecutorError:
     """The first executor error of a (nested) group."""
     error = group.exceptions[0]
     return _first(error) if isinstance(error, BaseExceptionGroup) else error
-
-
-def outcome_of(
-    returncode: int | None, stdout: bytes | None, stderr: bytes | None
-) -> dict[str, Any] | str:
-    """A worker's outcome from its last stdout line, or what went wrong."""
-    outcome = _parse(stdout)
-    if outcome is None or "summary" not in outcome:
-        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
-        return f"exit {returncode}: {' | '.join(tail) or 'no output'}"
-    return outcome
-
-
-def _parse(stdout: bytes | None) -> dict[str, Any] | None:
-    lines = (stdout or b"").decode(errors="replace").strip().splitlines()
-    if not lines:
-        return None
-    try:
-        parsed = json.loads(lines[-1])
-    except json.JSONDecodeError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
-
-
-async def _stop_worker(process: trio.Process) -> None:
-    """On cancel: SIGTERM (the worker closes its bots), then SIGKILL after a grace."""
-    process.send_signal(signal.SIGTERM)
-    with trio.move_on_after(STOP_GRACE_S):
-        await process.wait()
-        return
-    process.kill()

@@ -1,4 +1,4 @@
-"""``gin bot submit|list|show|remove`` and ``gin league create|run|status|standings``."""
+"""``gin league create|run|demo|status|verify|standings``."""
 
 from __future__ import annotations
 
@@ -11,21 +11,16 @@ import trio
 import typer
 from rich.live import Live
 
-from referee.conformance import CheckReport, check_bot
 from referee.replay import verify_log
-from tournaments import render
-from tournaments.cli_common import Strict, bot_app, console, fail, open_sandbox, said
-from tournaments.demo import prepare_demo
+from tournaments.cli import render
+from tournaments.cli.common import Strict, console, fail, league_app, open_arena, open_sandbox, said
+from tournaments.cli.demo import prepare_demo
+from tournaments.cli.live import LeagueView
+from tournaments.executors import Executor, ExecutorError
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
-from tournaments.live import LeagueView
-from tournaments.registry import Arena, RegistryError, parse_spec, resolve, submit
-from tournaments.runner import Executor, ExecutorError, LeagueBusy, LeagueRunner
+from tournaments.runner import LeagueBusy, LeagueRunner
 from tournaments.standings import compute
 from tournaments.store import Store
-
-league_app = typer.Typer(
-    help="Run round-robin leagues and read their standings.", no_args_is_help=True
-)
 
 
 class Format(enum.Enum):
@@ -34,75 +29,6 @@ class Format(enum.Enum):
     TABLE = "table"
     JSON = "json"
     CSV = "csv"
-
-
-def _store() -> tuple[Arena, Store]:
-    arena = Arena.default()
-    return arena, arena.open_store()
-
-
-# --- the registry ------------------------------------------------------------------------------
-
-
-@bot_app.command("submit")
-def bot_submit(
-    folder: Annotated[Path, typer.Argument(help="The bot folder to check and submit.")],
-    strict: Strict = False,
-) -> None:
-    """Check a bot, then store an immutable, content-hashed copy in the registry."""
-    arena, store = _store()
-    sandbox = open_sandbox(strict)
-
-    async def checker(path: Path) -> CheckReport:
-        return await check_bot(path, sandbox.prepare)
-
-    try:
-        row = trio.run(submit, arena, store, folder, checker)
-    except RegistryError as error:
-        if error.report is not None:
-            render.print_checklist(console, error.report)
-        raise fail(str(error), 1) from None
-    console.print(f"submitted {said(row.ident)} (hash {row.hash[:12]}) -> {said(row.path)}")
-
-
-@bot_app.command("list")
-def bot_list() -> None:
-    """Every submitted bot and version."""
-    _, store = _store()
-    console.print(render.bots_table(store.bots()))
-
-
-@bot_app.command("show")
-def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")]) -> None:
-    """One submitted bot."""
-    _, store = _store()
-    try:
-        row = resolve(store, spec)
-    except RegistryError as error:
-        raise fail(str(error)) from None
-    for key, value in (
-        ("bot", row.ident),
-        ("hash", row.hash),
-        ("path", row.path),
-        ("author", row.author),
-        ("description", row.description),
-    ):
-        console.print(f"{key:12} {said(value)}")
-
-
-@bot_app.command("remove")
-def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.")]) -> None:
-    """Take a bot version out of the registry (its results and logs stay)."""
-    _, store = _store()
-    name, version = parse_spec(spec)
-    if version is None:
-        raise fail("name the version to remove: NAME@VERSION")
-    if not store.remove_bot(name, version):
-        raise fail(f"no submitted bot {spec}")
-    console.print(f"removed {said(spec)}")
-
-
-# --- leagues ---------------------------------------------------------------------------------
 
 
 def _league(store: Store, name: str) -> LeagueConfig:
@@ -117,7 +43,7 @@ def _league(store: Store, name: str) -> LeagueConfig:
 @league_app.command("create")
 def league_create(file: Annotated[Path, typer.Argument(help="The league's TOML file.")]) -> None:
     """Create a league from a TOML file (again, with more bots, to add them)."""
-    _, store = _store()
+    _, store = open_arena()
     try:
         config = load_league(file)
         idents, added = create_league(store, config)
@@ -145,7 +71,7 @@ def _executor(
     if scheduler is None:
         raise fail("--executor dask needs --scheduler tcp://HOST:PORT (the Dask scheduler)")
     try:
-        from tournaments.cluster import ClusterError, DaskExecutor  # noqa: PLC0415 - optional
+        from tournaments.executors.cluster import ClusterError, DaskExecutor  # noqa: PLC0415 - optional
     except ImportError as error:
         raise fail(
             f"the Dask executor needs the dask extra ({error}): pip install '.[dask]' on the "
@@ -181,7 +107,7 @@ def league_run(
     ] = None,
 ) -> None:
     """Play every pending match, N at once, with a live display. Safe to stop and resume."""
-    arena, store = _store()
+    arena, store = open_arena()
     config = _league(store, name)
     if executor_kind is ExecutorKind.LOCAL:
         open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
@@ -244,7 +170,7 @@ def league_demo(
 @league_app.command("status")
 def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
     """How many matches are done, pending, running or failed."""
-    _, store = _store()
+    _, store = open_arena()
     _league(store, name)
     counts = store.counts(name)
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
@@ -255,7 +181,7 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 @league_app.command("verify")
 def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
     """Re-play every finished match's log through the rules engine; exit 1 on any mismatch."""
-    _, store = _store()
+    _, store = open_arena()
     _league(store, name)
     results = store.results(name)
     bad = 0
@@ -276,7 +202,7 @@ def league_standings(
     output: Annotated[Format, typer.Option("--format", help="table, json or csv.")] = Format.TABLE,
 ) -> None:
     """The standings: results per bot, ratings with 95% intervals, the pairwise table."""
-    _, store = _store()
+    _, store = open_arena()
     _league(store, name)
     _print_standings(store, name, output)
 

@@ -19,7 +19,7 @@ What can go wrong, and what happens:
 * A worker was SIGKILLed and could not clean up. Each match folder and each jail holds an owner
   lock; ``sweep_worker_leftovers`` takes whatever has no live owner, and runs when a worker
   starts (a worker plugin that the coordinator registers, or ``dask worker --preload
-  tournaments.cluster``) and after a match process that died hard.
+  tournaments.executors.cluster``) and after a match process that died hard.
 * Ctrl-C on the coordinator. Dask cannot interrupt a running task, so the tasks poll a
   ``distributed.Event`` of the run: the coordinator sets it, each task stops its match (the
   seats close, the bots are torn down) and returns; then the coordinator cancels what is left,
@@ -36,27 +36,20 @@ what workers return; see the README for TLS.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
-import io
 import json
 import logging
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +61,6 @@ from distributed import Client, Event, Future, Worker, WorkerPlugin, get_worker
 import protocol
 import referee
 import tournaments
-from referee.local import bot_files, code_hash
 from referee.matchlog import stderr_path
 from referee.sandbox import (
     SandboxUnavailable,
@@ -81,7 +73,8 @@ from referee.sandbox import (
     safe_name,
     sweep_jails,
 )
-from tournaments.runner import ExecutorError, outcome_of
+from tournaments.executors import ExecutorError, outcome_of
+from tournaments.packing import BotCodeMismatchError, Bundle, bundle_bot, unpack_bot
 
 STOP_POLL_S: Final = 0.5
 STOP_GRACE_S: Final = 15.0
@@ -91,10 +84,6 @@ CONNECT_TIMEOUT_S: Final = 20.0
 
 class ClusterError(ExecutorError):
     """The cluster cannot run this league (unreachable, no workers, workers not set up)."""
-
-
-class BotCodeMismatchError(RuntimeError):
-    """A bot's code did not hash to what the registry says it is."""
 
 
 def cluster_dir() -> Path:
@@ -115,90 +104,16 @@ def _own_folder(path: Path) -> Path:
         raise ClusterError(f"refusing {path}: {error}") from None
 
 
-# --- bots by value -------------------------------------------------------------------------------
-
-
-def _reset(info: tarfile.TarInfo) -> tarfile.TarInfo:
-    """No owner, no time: the same folder always packs to the same bytes."""
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    info.mtime = 0
-    return info
-
-
-def _packed(path: Path) -> bytes | None:
-    """A file's bytes, compressed for the trip to the coordinator; None if there is none."""
-    return zlib.compress(path.read_bytes(), 6) if path.exists() else None
-
-
-def pack_bot(folder: Path) -> bytes:
-    """The bot folder as a gzip'd tar of its files, folders and symlinks (what ``code_hash``
-    covers, in sorted order)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=6) as tar:
-        for path in bot_files(folder):
-            if path.is_symlink() or path.is_dir() or path.is_file():
-                arcname = path.relative_to(folder).as_posix()
-                tar.add(path, arcname=arcname, recursive=False, filter=_reset)
-    return buffer.getvalue()
-
-
-def _member_filter() -> Callable[[tarfile.TarInfo, str], tarfile.TarInfo]:
-    """tar's ``data`` filter, except that a symlink may point anywhere (a bot folder may hold
-    one, as its registry copy does); no member may be placed through a symlink."""
-    links: list[str] = []
-
-    def check(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo:
-        if any(member.name == link or member.name.startswith(f"{link}/") for link in links):
-            raise tarfile.OutsideDestinationError(member, os.path.join(destination, member.name))
-        if not member.issym():
-            return tarfile.data_filter(member, destination)
-        placed = tarfile.data_filter(member.replace(linkname=".", deep=False), destination)
-        links.append(member.name)
-        return placed.replace(linkname=member.linkname, deep=False)
-
-    return check
-
-
-def unpack_bot(bundle: bytes, expected: str, cache: Path) -> Path:
-    """The bot's code folder in ``cache``, unpacked from ``bundle`` unless already there.
-
-    A folder enters the cache only after hashing to ``expected`` (the registry's hash), under
-    that name, by an atomic rename: a half-unpacked or wrong bot is never used.
-
-    Raises:
-        BotCodeMismatchError: the bundle's files do not hash to ``expected``.
-    """
-    if not re.fullmatch(r"[0-9a-f]{64}", expected):
-        raise BotCodeMismatchError(f"not a code hash: {expected!r}")
-    target = cache / expected
-    if target.is_dir():
-        return target
-    _own_folder(cache)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{expected[:12]}-", dir=cache))
-    try:
-        code = scratch / "code"
-        with tarfile.open(fileobj=io.BytesIO(bundle), mode="r:gz") as tar:
-            tar.extractall(code, filter=_member_filter())
-        actual = code_hash(code)
-        if actual != expected:
-            raise BotCodeMismatchError(
-                f"bot code arrived with hash {actual[:12]}, the registry says {expected[:12]}"
-            )
-        with contextlib.suppress(OSError):  # another task of this machine may have won the race
-            code.rename(target)
-    finally:
-        remove_tree(scratch)
-    if not target.is_dir():
-        raise BotCodeMismatchError(f"bot {expected[:12]} could not be placed in {cache}")
-    return target
-
-
 # --- the worker's side ---------------------------------------------------------------------------
 
 _SWEPT: dict[str, list[str]] = {}
 """Folder names this worker process's sweeps removed, by kind."""
 _SWEPT_LOCK: Final = threading.Lock()
+
+
+def _packed(path: Path) -> bytes | None:
+    """A file's bytes, compressed for the trip to the coordinator; None if there is none."""
+    return zlib.compress(path.read_bytes(), 6) if path.exists() else None
 
 
 def sweep_worker_leftovers() -> dict[str, SweepReport]:
@@ -224,7 +139,7 @@ def swept() -> dict[str, list[str]]:
 
 
 def dask_setup(worker: Worker) -> None:  # noqa: ARG001 - the preload hook's signature
-    """``dask worker --preload tournaments.cluster``: sweep leftovers as the worker starts."""
+    """``dask worker --preload tournaments.executors.cluster``: sweep leftovers as it starts."""
     _sweep()
 
 
@@ -313,7 +228,7 @@ def play_on_worker(
     _sweep()
     root = _own_folder(cluster_dir())
     folders = [
-        unpack_bot(bundle, digest, root / "bots")
+        unpack_bot(bundle, digest, _own_folder(root / "bots"))
         for bundle, digest in zip(bundles, hashes, strict=True)
     ]
     unpacked = time.monotonic()
@@ -391,22 +306,6 @@ class SweepOnStart(WorkerPlugin):
 # --- the coordinator's side ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Bot:
-    digest: str
-    bundle: bytes
-
-
-def _load_bot(folder: Path, digest: str) -> _Bot:
-    actual = code_hash(folder)
-    if actual != digest:
-        raise BotCodeMismatchError(
-            f"the registry copy {folder} hashes to {actual[:12]}, not to its submitted hash "
-            f"{digest[:12]}: it was changed after submission"
-        )
-    return _Bot(digest, pack_bot(folder))
-
-
 @dataclass
 class MatchTimings:
     """Where one match's time went, coordinator and worker side (seconds)."""
@@ -438,7 +337,7 @@ class DaskExecutor:
         self.token = secrets.token_hex(6)
         self.stop_event = f"gin-stop-{self.token}"
         self.timings: list[MatchTimings] = []
-        self._bots: dict[str, _Bot] = {}
+        self._bots: dict[str, Bundle] = {}
         self._loading = trio.Lock()  # matches starting together load a bot once, not each
         self._futures: set[Future[Any]] = set()
         self._submitted = 0
@@ -482,11 +381,11 @@ class DaskExecutor:
             self.slots = await trio.to_thread.run_sync(self._capacity, abandon_on_cancel=True)
         return self.slots
 
-    async def _bot(self, folder: Path, digest: str) -> _Bot:
+    async def _bot(self, folder: Path, digest: str) -> Bundle:
         async with self._loading:
             bot = self._bots.get(digest)
             if bot is None:
-                bot = await trio.to_thread.run_sync(_load_bot, folder, digest)
+                bot = await trio.to_thread.run_sync(bundle_bot, folder, digest)
                 self._bots[digest] = bot
             return bot
 
@@ -549,7 +448,7 @@ class DaskExecutor:
         self,
         job: dict[str, Any],
         reply: dict[str, Any],
-        bots: list[_Bot],
+        bots: list[Bundle],
         marks: tuple[float, float, float, float],
     ) -> dict[str, Any] | str:
         log = Path(job["log"])
@@ -641,68 +540,3 @@ def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
     if strict and any(probe["missing"] for probe in workers.values()):
         raise ClusterError("strict sandbox: " + "; ".join(report.warnings))
     return report
-
-
-# --- a cluster on this machine (to try the executor; the tests and the benchmark use it) --------
-
-_SIOCGIFFLAGS: Final = 0x8913
-_SIOCSIFFLAGS: Final = 0x8914
-_IFF_UP: Final = 0x1
-LOCAL_START_TIMEOUT_S: Final = 60.0
-
-
-def loopback_up() -> list[str]:
-    """Bring ``lo`` up (a fresh network namespace, ``unshare -n``, starts with it down); the
-    interfaces this process's namespace has."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        request = struct.pack("16sH14x", b"lo", 0)
-        flags = struct.unpack("16sH14x", fcntl.ioctl(probe, _SIOCGIFFLAGS, request))[1]
-        if not flags & _IFF_UP:
-            fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags | _IFF_UP))
-    return sorted(name for _, name in socket.if_nameindex())
-
-
-@contextlib.contextmanager
-def local_cluster(
-    folder: Path, env: dict[str, str] | None = None, *, workers: int = 2, threads: int = 1
-) -> Iterator[tuple[str, Client]]:
-    """A Dask scheduler and ``workers`` workers (each a nanny and a worker process with
-    ``threads`` threads) on 127.0.0.1, logging into ``folder``; yields (address, a client).
-
-    Each process leads its own process group, and only those groups are ended at the close.
-    """
-    started: list[subprocess.Popen[bytes]] = []
-    scheduler_file = folder / "scheduler.json"
-    logs = folder / "cluster-logs"
-    logs.mkdir(parents=True, exist_ok=True)
-
-    def start(name: str, argv: list[str]) -> None:
-        with open(logs / f"{name}.log", "wb") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", *argv],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            started.append(process)
-
-    try:
-        scheduler = ["distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0"]
-        start("scheduler", [*scheduler, "--no-dashboard", "--scheduler-file", str(scheduler_file)])
-        deadline = time.monotonic() + LOCAL_START_TIMEOUT_S
-        while not (scheduler_file.exists() and scheduler_file.stat().st_size > 0):
-            if time.monotonic() > deadline or started[0].poll() is not None:
-                raise ClusterError(f"the scheduler did not start: see {logs / 'scheduler.log'}")
-            time.sleep(0.05)
-        address = str(json.loads(scheduler_file.read_text())["address"])
-        for index in range(1, workers + 1):
-            worker = ["distributed.cli.dask_worker", address, "--host", "127.0.0.1"]
-            worker += ["--nthreads", str(threads), "--no-dashboard", "--name", f"w{index}"]
-            worker += ["--preload", "tournaments.cluster"]
-            start(f"worker{index}", [*worker, "--local-directory", str(folder / f"w{index}")])
-        with Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False) as client:
-            client.wait_for_workers(workers, timeout=LOCAL_START_TIMEOUT_S)
-            yield address, client
-    finally:
-        end_groups(started[::-1])

@@ -1,4 +1,5 @@
-"""What the ``gin`` command's modules share: the console, option types, the sandbox opener."""
+"""What the ``gin`` command's modules share: the typer apps, the console, option types, the
+sandbox and store openers."""
 
 from __future__ import annotations
 
@@ -10,9 +11,24 @@ from rich.markup import escape
 
 from referee.bot_text import shown
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
+from tournaments.registry import Arena
+from tournaments.store import Store
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
+app = typer.Typer(
+    name="gin",
+    help="Hollywood Gin bot arena: play, referee and rank bots.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
+sandbox_app = typer.Typer(help="The bot sandbox on this machine.", no_args_is_help=True)
+league_app = typer.Typer(
+    help="Run round-robin leagues and read their standings.", no_args_is_help=True
+)
+app.add_typer(bot_app, name="bot")
+app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(league_app, name="league")
 
 Strict = Annotated[
     bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
@@ -64,3 +80,9 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print an error (its text escaped: it may hold a bot's) and return the exit to raise."""
     console.print(f"[red]error:[/red] {said(message, lines=True)}")
     return typer.Exit(code)
+
+
+def open_arena() -> tuple[Arena, Store]:
+    """The arena of ``GIN_HOME`` and its store."""
+    arena = Arena.default()
+    return arena, arena.open_store()

@@ -1,4 +1,4 @@
-"""The ``gin`` command: thin commands that call a library function and render with rich."""
+"""``gin play``, ``gin demo`` and ``gin deadwood``: a series between two bot folders, shown live."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ import typer
 from rich.live import Live
 
 from protocol.manifest import Manifest, ManifestError, load_manifest
-from protocol.template import create_bot_folder
-from referee.conformance import NoBotFolder, check_bot, require_folder, tail_lines
+from referee.conformance import tail_lines
 from referee.control import TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
@@ -29,36 +28,22 @@ from referee.rules import (
     patient_policy,
     play_series,
 )
-from referee.sandbox import Sandbox, describe_layers, detect_layers, sweep_jails
-from tournaments import render
-from tournaments.cli_common import (
+from referee.sandbox import Sandbox
+from tournaments.cli import render
+from tournaments.cli.common import (
     MoveTime,
     PinCpus,
     Strict,
-    bot_app,
+    app,
     console,
     fail,
     open_sandbox,
     place_cpus,
     said,
 )
-from tournaments.cli_league import league_app
-from tournaments.cli_replay import replay
+from tournaments.cli.live import MatchView
 from tournaments.league import play_match_id, play_seed
-from tournaments.live import MatchView
 from tournaments.registry import Arena
-
-app = typer.Typer(
-    name="gin",
-    help="Hollywood Gin bot arena: play, referee and rank bots.",
-    no_args_is_help=True,
-    add_completion=False,
-)
-app.add_typer(bot_app, name="bot")
-sandbox_app = typer.Typer(help="The bot sandbox on this machine.", no_args_is_help=True)
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(league_app, name="league")
-app.command()(replay)
 
 
 def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
@@ -138,20 +123,6 @@ def deadwood(
         console.print(f"best discards: {names} (deadwood {least} after)")
 
 
-@bot_app.command("new")
-def bot_new(
-    name: Annotated[str, typer.Argument(help="The bot's name: lowercase, digits, '-' and '_'.")],
-    directory: Annotated[Path, typer.Option("--dir", help="Where to create the folder.")] = Path(),
-) -> None:
-    """Write a ready-to-run bot folder (manifest, code, a test) from the template."""
-    try:
-        folder = create_bot_folder(name, directory)
-    except ValueError as error:
-        raise fail(str(error)) from None
-    console.print(f"created {said(folder)}/ with bot.toml, bot.py and test_bot.py")
-    console.print(f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}")
-
-
 @app.command()
 def play(
     bot_a: Annotated[Path, typer.Argument(help="The first bot's folder (seat 0).")],
@@ -223,52 +194,3 @@ def _show_stderr(log: Path, seat: int) -> None:
             f"(all of it: gin replay {log} --stderr {seat})"
         )
         render.print_stderr(console, lines, heading)
-
-
-@bot_app.command("check")
-def bot_check(
-    folder: Annotated[Path, typer.Argument(help="The bot folder to check.")],
-    decisions: Annotated[int, typer.Option(help="Decisions the bot must make.")] = 300,
-    move_time: MoveTime = 1.0,
-    strict: Strict = False,
-) -> None:
-    """The conformance kit: play the bot against a sample bot and list every problem."""
-    try:
-        require_folder(folder)
-    except NoBotFolder as error:
-        raise fail(str(error)) from None
-    sandbox = open_sandbox(strict)
-    control = TimeControl(move_time_ms=int(move_time * 1000))
-    report = trio.run(
-        lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
-    )
-    render.print_checklist(console, report)
-    if not report.passed:
-        raise typer.Exit(1)
-
-
-@sandbox_app.command("doctor")
-def sandbox_doctor() -> None:
-    """Say which sandbox layers work on this machine, and why the others do not."""
-    layers = detect_layers()
-    console.print(describe_layers(layers))
-    if not all(layer.active for layer in layers):
-        raise typer.Exit(1)
-
-
-@sandbox_app.command("sweep")
-def sandbox_sweep() -> None:
-    """Remove the jails (folders, cgroups, stray bot processes) of referees that were killed."""
-    report = sweep_jails()
-    if report.empty:
-        console.print("nothing to sweep")
-    for name in report.jails:
-        console.print(f"removed jail {name}")
-    if report.cgroups:
-        console.print(f"removed {report.cgroups} cgroup(s)")
-    for user in report.users:
-        console.print(f"killed leftover processes of {user}")
-    for problem in report.problems:
-        console.print(f"[red]could not sweep[/red] {problem}")
-    if report.problems:
-        raise typer.Exit(1)

@@ -12,7 +12,7 @@ def main() -> None:
     from referee.sandbox import harden_referee_process  # noqa: PLC0415 - must precede grpc
 
     harden_referee_process()
-    from tournaments.cli import app  # noqa: PLC0415 - imports grpc
+    from tournaments.cli.app import app  # noqa: PLC0415 - imports grpc
 
     app()
 

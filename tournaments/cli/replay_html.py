@@ -17,7 +17,7 @@ from referee.bot_text import shown
 from referee.replay import VIEWERS, Replay, SeatHand, Showdown, Step, Table, Viewer, viewer_name
 from referee.rules import Card, CardSet, min_deadwood
 
-ASSETS = files("tournaments") / "replay_assets"
+ASSETS = files("tournaments.cli") / "replay_assets"
 
 
 def _cards(cards: CardSet | tuple[Card, ...]) -> list[str]:

@@ -16,7 +16,7 @@ from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
 from tournaments.store import Store
 
-SAMPLES: Final = Path(__file__).resolve().parent.parent / "sample_bots"
+SAMPLES: Final = Path(__file__).resolve().parents[2] / "sample_bots"
 DEMO_BOTS: Final = ("random", "greedy", "strong", "node")
 
 

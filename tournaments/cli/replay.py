@@ -29,10 +29,10 @@ from referee.replay import (
     load_replay,
     verify_log,
 )
-from tournaments.cli_common import said
+from tournaments.cli.common import said
+from tournaments.cli.replay_html import replay_html
+from tournaments.cli.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 from tournaments.registry import Arena
-from tournaments.replay_html import replay_html
-from tournaments.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
 

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from referee.bot_text import shown
 from referee.rules import HandEnd
-from tournaments.render import END_WORDS, bot_text
+from tournaments.cli.render import END_WORDS, bot_text
 from tournaments.runner import Progress
 
 

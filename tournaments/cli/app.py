@@ -1,0 +1,12 @@
+"""The ``gin`` command line, put together: each module registers its commands on the apps of
+:mod:`tournaments.cli.common`."""
+
+from __future__ import annotations
+
+from tournaments.cli import bot, league, play, sandbox
+from tournaments.cli.common import app
+from tournaments.cli.replay import replay
+
+app.command()(replay)
+
+__all__ = ["app", "bot", "league", "play", "sandbox"]

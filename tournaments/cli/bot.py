@@ -1,0 +1,119 @@
+"""``gin bot new|check|submit|list|show|remove``: write, check and register bots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+
+from protocol.template import create_bot_folder
+from referee.conformance import CheckReport, NoBotFolder, check_bot, require_folder
+from referee.control import TimeControl
+from tournaments.cli import render
+from tournaments.cli.common import (
+    MoveTime,
+    Strict,
+    bot_app,
+    console,
+    fail,
+    open_arena,
+    open_sandbox,
+    said,
+)
+from tournaments.registry import RegistryError, parse_spec, resolve, submit
+
+
+@bot_app.command("new")
+def bot_new(
+    name: Annotated[str, typer.Argument(help="The bot's name: lowercase, digits, '-' and '_'.")],
+    directory: Annotated[Path, typer.Option("--dir", help="Where to create the folder.")] = Path(),
+) -> None:
+    """Write a ready-to-run bot folder (manifest, code, a test) from the template."""
+    try:
+        folder = create_bot_folder(name, directory)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    console.print(f"created {said(folder)}/ with bot.toml, bot.py and test_bot.py")
+    console.print(f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}")
+
+
+@bot_app.command("check")
+def bot_check(
+    folder: Annotated[Path, typer.Argument(help="The bot folder to check.")],
+    decisions: Annotated[int, typer.Option(help="Decisions the bot must make.")] = 300,
+    move_time: MoveTime = 1.0,
+    strict: Strict = False,
+) -> None:
+    """The conformance kit: play the bot against a sample bot and list every problem."""
+    try:
+        require_folder(folder)
+    except NoBotFolder as error:
+        raise fail(str(error)) from None
+    sandbox = open_sandbox(strict)
+    control = TimeControl(move_time_ms=int(move_time * 1000))
+    report = trio.run(
+        lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
+    )
+    render.print_checklist(console, report)
+    if not report.passed:
+        raise typer.Exit(1)
+
+
+@bot_app.command("submit")
+def bot_submit(
+    folder: Annotated[Path, typer.Argument(help="The bot folder to check and submit.")],
+    strict: Strict = False,
+) -> None:
+    """Check a bot, then store an immutable, content-hashed copy in the registry."""
+    arena, store = open_arena()
+    sandbox = open_sandbox(strict)
+
+    async def checker(path: Path) -> CheckReport:
+        return await check_bot(path, sandbox.prepare)
+
+    try:
+        row = trio.run(submit, arena, store, folder, checker)
+    except RegistryError as error:
+        if error.report is not None:
+            render.print_checklist(console, error.report)
+        raise fail(str(error), 1) from None
+    console.print(f"submitted {said(row.ident)} (hash {row.hash[:12]}) -> {said(row.path)}")
+
+
+@bot_app.command("list")
+def bot_list() -> None:
+    """Every submitted bot and version."""
+    _, store = open_arena()
+    console.print(render.bots_table(store.bots()))
+
+
+@bot_app.command("show")
+def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")]) -> None:
+    """One submitted bot."""
+    _, store = open_arena()
+    try:
+        row = resolve(store, spec)
+    except RegistryError as error:
+        raise fail(str(error)) from None
+    for key, value in (
+        ("bot", row.ident),
+        ("hash", row.hash),
+        ("path", row.path),
+        ("author", row.author),
+        ("description", row.description),
+    ):
+        console.print(f"{key:12} {said(value)}")
+
+
+@bot_app.command("remove")
+def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.")]) -> None:
+    """Take a bot version out of the registry (its results and logs stay)."""
+    _, store = open_arena()
+    name, version = parse_spec(spec)
+    if version is None:
+        raise fail("name the version to remove: NAME@VERSION")
+    if not store.remove_bot(name, version):
+        raise fail(f"no submitted bot {spec}")
+    console.print(f"removed {said(spec)}")

@@ -250,8 +250,8 @@ def full_stack(sandbox: Sandbox, seed: int, hands: int = 500) -> tuple[float, fl
         log = Path(folder) / "match.jsonl"
         result = play(sandbox, (ECHO, ECHO), seed, watch, RuleParams(hand_cap=hands), log=log)
         cpu = time.process_time() - cpu
-    decisions = sum(int(stats["decisions"]) for stats in result.stats)
-    total_ms = sum(float(stats["mean_ms"]) * int(stats["decisions"]) for stats in result.stats)
+    decisions = sum(stats.decisions for stats in result.stats)
+    total_ms = sum(stats.mean_ms * stats.decisions for stats in result.stats)
     return total_ms * 1000 / decisions, median(times), decisions, cpu * 1e6 / decisions
 
 

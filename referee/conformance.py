@@ -18,7 +18,7 @@ from protocol.manifest import ManifestError, load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
-from referee.match import MatchConfig, MatchResult
+from referee.match import MatchConfig, MatchResult, SeatStats
 from referee.remote import JailFactory, RemoteSeat
 from referee.rules import GreedyPolicy
 from referee.seats import InProcessSeat, Seat
@@ -175,10 +175,10 @@ def _exit_item(seat: RemoteSeat | None) -> CheckItem:
     return CheckItem(name, Verdict.PASSED)
 
 
-def _answered(stats: dict[str, Any], faults: list[Fault]) -> int:
+def _answered(stats: SeatStats, faults: list[Fault]) -> int:
     """Decisions a seat answered without a fault (the match counts those that ended in one)."""
     faulted = sum(1 for fault in faults if fault.request_id and not fault.stray)
-    return int(stats["decisions"]) - faulted
+    return stats.decisions - faulted
 
 
 def require_folder(folder: Path) -> None:

@@ -9,6 +9,7 @@ own and the decision goes on. Every step goes to the match log as it happens.
 
 from __future__ import annotations
 
+import enum
 import secrets
 import time
 from collections import Counter
@@ -41,6 +42,7 @@ from referee.rules import (
     Phase,
     PublicEvent,
     RuleParams,
+    SeriesEnd,
     SeriesResult,
     SeriesState,
     deck_commitment,
@@ -60,7 +62,7 @@ from referee.seats import (
     Welcome,
 )
 
-FORFEIT = "forfeit"
+FORFEIT = "forfeit"  # MatchEnd.FORFEIT.value, as the log writes it
 CLOSE_TIMEOUT_S = 5.0
 LOG_STALL_S = 0.001
 """Log writing after a request is out that takes longer than this (a stalled disk) is not counted
@@ -109,9 +111,27 @@ class _Asking:
     limit_ms: float
 
 
+class MatchEnd(enum.StrEnum):
+    """Why a match ended: a series end, or a forfeit."""
+
+    COMPLETE = "complete"
+    """Every game ended."""
+    DECIDED = "decided"
+    """Stopped once one player had a majority of games (``stop_when_decided``)."""
+    HAND_CAP = "hand_cap"
+    """The hand cap was reached; open games went to their leaders."""
+    FORFEIT = "forfeit"  # MatchEnd.FORFEIT.value, as the log writes it
+    """A seat (or both) forfeited under the fault policy."""
+
+    @classmethod
+    def of_series(cls, end: SeriesEnd) -> MatchEnd:
+        """The match end of a series that ran to its end."""
+        return cls(end.value)
+
+
 @dataclass(slots=True)
-class SeatStats:
-    """Per-seat counters of one match."""
+class _SeatCounters:
+    """Per-seat counters while a match runs."""
 
     decisions: int = 0
     total_ms: float = 0.0
@@ -119,16 +139,56 @@ class SeatStats:
     strikes: int = 0
     faults: Counter[str] = field(default_factory=Counter)
 
+    def frozen(self) -> SeatStats:
+        """The counters as the result keeps them."""
+        mean = self.total_ms / self.decisions if self.decisions else 0.0
+        return SeatStats(
+            self.decisions,
+            round(mean, 3),
+            round(self.max_ms, 3),
+            self.strikes,
+            tuple(sorted(self.faults.items())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SeatStats:
+    """One seat's decisions and faults in a match (the ``stats`` of the result record)."""
+
+    decisions: int
+    mean_ms: float
+    max_ms: float
+    strikes: int
+    faults: tuple[tuple[str, int], ...] = ()
+    """Faults by kind (its value), in kind order."""
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        mean = self.total_ms / self.decisions if self.decisions else 0.0
         return {
             "decisions": self.decisions,
-            "mean_ms": round(mean, 3),
-            "max_ms": round(self.max_ms, 3),
+            "mean_ms": self.mean_ms,
+            "max_ms": self.max_ms,
             "strikes": self.strikes,
             "faults": dict(self.faults),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SeatStats:
+        """Read back :meth:`to_dict`'s form.
+
+        Raises:
+            KeyError, TypeError, ValueError: not that form.
+        """
+        faults = data.get("faults") or {}
+        if not isinstance(faults, dict):
+            raise TypeError("faults is not an object")
+        return cls(
+            int(data["decisions"]),
+            float(data["mean_ms"]),
+            float(data["max_ms"]),
+            int(data["strikes"]),
+            tuple(sorted((str(kind), int(count)) for kind, count in faults.items())),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,14 +198,13 @@ class MatchResult:
     match_id: str
     seed: int
     winner: int | None
-    end: str
-    """``complete``, ``decided`` or ``hand_cap`` (a series end), or ``forfeit``."""
+    end: MatchEnd
     forfeited: tuple[int, ...]
     totals: tuple[tuple[int, ...], tuple[int, ...]]
     game_winners: tuple[int | None, ...]
     hands: int
     faults: tuple[Fault, ...]
-    stats: tuple[dict[str, Any], dict[str, Any]]
+    stats: tuple[SeatStats, SeatStats]
     identities: tuple[BotIdentity | None, BotIdentity | None]
     series: SeriesResult | None
     hand_records: tuple[HandRecord, ...] = ()
@@ -155,13 +214,13 @@ class MatchResult:
         return {
             "match_id": self.match_id,
             "winner": self.winner,
-            "end": self.end,
+            "end": self.end.value,
             "forfeited": list(self.forfeited),
             "totals": [list(seat) for seat in self.totals],
             "game_winners": list(self.game_winners),
             "hands": self.hands,
             "faults": [fault.to_dict() for fault in self.faults],
-            "stats": list(self.stats),
+            "stats": [stats.to_dict() for stats in self.stats],
         }
 
 
@@ -194,7 +253,7 @@ class Match:
         self.config = config
         self.log = log
         self.series = SeriesState(config.seed, config.params)
-        self.stats = (SeatStats(), SeatStats())
+        self.stats = (_SeatCounters(), _SeatCounters())
         self.banks = [float(config.time_control.time_bank_ms)] * 2
         self.faults: list[Fault] = []
         self.forfeited: list[int] = []
@@ -562,10 +621,10 @@ class Match:
         score = self.series.score
         if self.forfeited:
             alive = [seat for seat in (0, 1) if seat not in self.forfeited]
-            winner, end = (alive[0] if len(alive) == 1 else None), FORFEIT
+            winner, end = (alive[0] if len(alive) == 1 else None), MatchEnd.FORFEIT
         else:
             assert series is not None
-            winner, end = series.winner, series.end.value
+            winner, end = series.winner, MatchEnd.of_series(series.end)
         return MatchResult(
             match_id=self.config.match_id,
             seed=self.config.seed,
@@ -576,7 +635,7 @@ class Match:
             game_winners=score.game_winners,
             hands=len(self.series.finished),
             faults=tuple(self.faults),
-            stats=(self.stats[0].to_dict(), self.stats[1].to_dict()),
+            stats=(self.stats[0].frozen(), self.stats[1].frozen()),
             identities=(self.identities[0], self.identities[1]),
             series=series,
             hand_records=tuple(self.series.finished),

@@ -139,7 +139,7 @@ def test_time_bank_absorbs_then_timeouts_strike() -> None:
     assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT, FaultKind.TIMEOUT]
     assert result.faults[0].elapsed_ms == pytest.approx(110, abs=1)
     assert result.forfeited == (0,)
-    assert result.stats[0]["decisions"] == 4
+    assert result.stats[0].decisions == 4
 
 
 def test_answers_within_the_move_time_never_touch_the_bank() -> None:
@@ -223,7 +223,7 @@ def test_an_answer_past_the_limit_that_beats_the_cancellation_is_a_timeout(tmp_p
     assert seat.asked > 10
     assert [fault.kind for fault in result.faults] == [FaultKind.TIMEOUT]
     assert result.end == "complete"
-    assert result.stats[0]["max_ms"] == pytest.approx(200, abs=1)
+    assert result.stats[0].max_ms == pytest.approx(200, abs=1)
     assert verify_log(path).ok
 
 

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test lint bench proto clean node-bot go-bot sandbox-deps browser-deps
+.PHONY: demo test check lint bench proto clean node-bot go-bot sandbox-deps browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -98,6 +98,15 @@ test: $(STAMP) node-bot go-bot sandbox-deps browser-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# The fast inner loop: the same checks as `test` but without the tests marked slow (real leagues,
+# bot processes over gRPC, the Dask cluster, the wheel install, the Go and Node bots, Chromium),
+# so it needs neither node, go nor chromium. `make test`, the whole suite, is what CI runs.
+check: $(STAMP) sandbox-deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

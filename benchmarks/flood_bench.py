@@ -10,6 +10,10 @@ first decision, 4 extra connections streaming to an unknown method, each stream 
 thinks), ``connect_loop`` (from its first decision, 4 children connecting and closing, over
 and over), ``connections`` (16 children holding 250 connections each before the hello). The
 modes run interleaved, run after run; the referee's CPU time per series is reported too.
+
+With the per-seat limit of one connection and one stream (``referee.bridge``) nothing moves
+under any flood. Before the limits, one flooded series took the referee from 50 to 730 MiB and
+timed the honest opponent out.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from protocol.manifest import load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
-from referee.matchlog import read_records
+from referee.replay import read_records
 from referee.sandbox import Sandbox, SandboxLimits
 from tests.hostile_bots import hostile_folder
 

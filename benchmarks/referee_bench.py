@@ -13,7 +13,9 @@
    with the referee process's CPU time per decision. Both placements are measured: free (the
    scheduler's choice) and pinned (``--pin-cpus``: the referee, or the bare stream's server, on
    one CPU and the bots on the others). Each pinned row is compared with the bare stream pinned
-   the same way.
+   the same way. On the reference machine (2 vCPUs) a decision took about 370 µs pinned against
+   about 520 µs free, and the bare gRPC stream about 255 µs against 330 µs (the reason
+   ``referee.sandbox`` offers ``pin_cpus``).
 2. Series per second with two greedy bots (sandboxed processes, start-up included), free and
    pinned.
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.

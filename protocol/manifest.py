@@ -61,8 +61,8 @@ class Manifest:
     command: tuple[str, ...]
     author: str = ""
     description: str = ""
-    size_bytes: int = 0
     files: int = 0
+    """How many files the folder holds, leaving out the ignored ones."""
 
     @property
     def ident(self) -> str:
@@ -243,8 +243,9 @@ def _link_problem(path: Path, folder: Path) -> str | None:
     return f"symlink {name} points outside the bot folder (to {target})"
 
 
-def _scan_folder(folder: Path, problems: list[str]) -> tuple[int, int]:
-    """Total size and file count; every symlink must work inside the sandbox."""
+def _scan_folder(folder: Path, problems: list[str]) -> int:
+    """Count the files (the ignored ones left out), with a problem past the size or count limit;
+    every symlink must work inside the sandbox."""
     folder = Path(os.path.abspath(folder))
     ignored = ignore_rule(folder)
     size = files = 0
@@ -266,7 +267,7 @@ def _scan_folder(folder: Path, problems: list[str]) -> tuple[int, int]:
         )
     if files > MAX_FILES:
         problems.append(f"too many files: {files}, the limit is {MAX_FILES}")
-    return size, files
+    return files
 
 
 def load_manifest(folder: Path | str) -> Manifest:
@@ -306,7 +307,7 @@ def load_manifest(folder: Path | str) -> Manifest:
             problems.append(f"bad {key}: must be text")
     for key in sorted(set(data) - KNOWN_KEYS):
         problems.append(f"unknown field '{key}' (known: {', '.join(sorted(KNOWN_KEYS))})")
-    size, files = _scan_folder(folder, problems)
+    files = _scan_folder(folder, problems)
     _check_ignores(folder, command, problems)
     if problems:
         raise ManifestError(folder, problems)
@@ -317,6 +318,5 @@ def load_manifest(folder: Path | str) -> Manifest:
         command=command,
         author=str(data.get("author", "")),
         description=str(data.get("description", "")),
-        size_bytes=size,
         files=files,
     )

@@ -42,8 +42,8 @@ from protocol.convert import (
 from referee.rules import Action, HandOutcome, Observation, PublicEvent, RuleParams
 
 MANIFEST_FILE: Final = "bot.toml"
-P = ParamSpec("P")
-R = TypeVar("R")
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 REFEREE_ENV: Final = "GIN_REFEREE"
 TOKEN_ENV: Final = "GIN_TOKEN"
@@ -305,10 +305,10 @@ class Session:
         self,
         what: str,
         request_id: int,
-        function: Callable[P, R],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> R:
+        function: Callable[_P, _R],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _R:
         try:
             return function(*args, **kwargs)
         except Exception:

@@ -6,29 +6,27 @@ servicer's deserializer), appended to a deque and signalled on an eventfd that t
 waits on with ``wait_readable`` (never blocks the gRPC thread); messages to the bot go,
 serialized in the trio thread, through a thread-safe queue that the servicer's response
 generator drains (the referee writes decision requests straight as wire bytes: see
-``protocol.convert.RequestEncoder``). So the match never waits for gRPC (but for the bounded
+``protocol.wire.RequestEncoder``). So the match never waits for gRPC (but for the bounded
 hand-over below), and the only cost per message is one hand-off in each direction.
 
 A decision request is handed over rather than just queued: the trio thread waits, without the
 GIL and for at most ``HAND_OVER_WAIT_S`` (then as long as it takes to get the GIL back), until
 the sending thread has taken it. Otherwise the sending thread, just woken, would wait for the
-GIL while trio goes on to park its task, and the request would leave later (about 15 µs per
-decision on the reference machine).
+GIL while trio goes on to park its task, and the request would leave later.
 
 A seat's server admits one connection and one stream on it, in gRPC's core
 (``grpc.max_allowed_incoming_connections`` and ``grpc.max_concurrent_streams``): a further
 connection is closed as it is accepted and a further stream refused, before any Python code of
 the referee runs, so a bot flooding its own socket (new connections, streams to unknown methods,
 rapid resets, on other connections or on its own) costs the referee neither descriptors nor
-memory nor GIL time, and the other seat nothing (``benchmarks/flood_bench.py``: without the
-limits one flooded series took the referee from 50 to 730 MiB and timed the honest opponent
-out; with them nothing moves). So each seat's gRPC termination stays in the referee's process:
-a process of its own per seat would add a hop to every decision and buy nothing more here.
+memory nor GIL time, and the other seat nothing (``benchmarks/flood_bench.py`` measures it).
+So each seat's gRPC termination stays in the referee's process: a process of its own per seat
+would add a hop to every decision and buy nothing more here.
 Refused connections and streams never reach the match, so they are not counted as faults.
 
 The eventfd, not ``TrioToken.run_sync_soon``, because it wakes the waiting task straight from
 trio's I/O poll: run_sync_soon goes through trio's wakeup socket and its entry-queue task, which
-cost about 45 µs more CPU (and 60 µs more latency) per arrival on the reference machine.
+costs more CPU and latency on every arrival.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from referee.remote import JailFactory, RemoteSeat
 from referee.seats import Seat
 
 Watcher = Callable[[str, dict[str, Any]], None]
-"""Called with each log record as it is written (type, fields): live displays."""
+"""Called with each log record as it is written: its type and its fields in the log's JSON form
+(``referee.matchlog.LogRecord``'s parts), for live displays, which read the log as it is
+written."""
 
 
 def bot_files(folder: Path) -> Iterator[Path]:

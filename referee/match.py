@@ -9,20 +9,22 @@ own and the decision goes on. Every step goes to the match log as it happens.
 
 from __future__ import annotations
 
-import enum
 import secrets
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
+from referee.bookkeeping import MatchEnd as MatchEnd  # noqa: PLC0414 - re-exported
+from referee.bookkeeping import SeatBook, match_verdict, too_slow
+from referee.bookkeeping import SeatStats as SeatStats  # noqa: PLC0414 - re-exported
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotFault, BotTimeout, Fault, FaultKind, IllegalAction, StartupFailure
 from referee.matchlog import (
     LOG_FORMAT,
     SALT_BYTES,
+    LogRecord,
     LogWriter,
     NullLog,
     action_to_dict,
@@ -30,6 +32,7 @@ from referee.matchlog import (
     seed_commitment,
 )
 from referee.rules import (
+    DISCARDS,
     DRAW_STOCK,
     PASS_UPCARD,
     Action,
@@ -42,14 +45,12 @@ from referee.rules import (
     Phase,
     PublicEvent,
     RuleParams,
-    SeriesEnd,
     SeriesResult,
     SeriesState,
+    best_throw,
     deck_commitment,
     observation,
 )
-from referee.rules.hand import DISCARDS
-from referee.rules.play import best_throw
 from referee.seats import (
     BotIdentity,
     Decision,
@@ -62,7 +63,8 @@ from referee.seats import (
     Welcome,
 )
 
-FORFEIT = "forfeit"  # MatchEnd.FORFEIT.value, as the log writes it
+FORFEIT = MatchEnd.FORFEIT.value
+"""A forfeit, as the log writes it."""
 CLOSE_TIMEOUT_S = 5.0
 LOG_STALL_S = 0.001
 """Log writing after a request is out that takes longer than this (a stalled disk) is not counted
@@ -109,86 +111,6 @@ class _Asking:
     request_id: int
     started: float
     limit_ms: float
-
-
-class MatchEnd(enum.StrEnum):
-    """Why a match ended: a series end, or a forfeit."""
-
-    COMPLETE = "complete"
-    """Every game ended."""
-    DECIDED = "decided"
-    """Stopped once one player had a majority of games (``stop_when_decided``)."""
-    HAND_CAP = "hand_cap"
-    """The hand cap was reached; open games went to their leaders."""
-    FORFEIT = "forfeit"  # MatchEnd.FORFEIT.value, as the log writes it
-    """A seat (or both) forfeited under the fault policy."""
-
-    @classmethod
-    def of_series(cls, end: SeriesEnd) -> MatchEnd:
-        """The match end of a series that ran to its end."""
-        return cls(end.value)
-
-
-@dataclass(slots=True)
-class _SeatCounters:
-    """Per-seat counters while a match runs."""
-
-    decisions: int = 0
-    total_ms: float = 0.0
-    max_ms: float = 0.0
-    strikes: int = 0
-    faults: Counter[str] = field(default_factory=Counter)
-
-    def frozen(self) -> SeatStats:
-        """The counters as the result keeps them."""
-        mean = self.total_ms / self.decisions if self.decisions else 0.0
-        return SeatStats(
-            self.decisions,
-            round(mean, 3),
-            round(self.max_ms, 3),
-            self.strikes,
-            tuple(sorted(self.faults.items())),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class SeatStats:
-    """One seat's decisions and faults in a match (the ``stats`` of the result record)."""
-
-    decisions: int
-    mean_ms: float
-    max_ms: float
-    strikes: int
-    faults: tuple[tuple[str, int], ...] = ()
-    """Faults by kind (its value), in kind order."""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "decisions": self.decisions,
-            "mean_ms": self.mean_ms,
-            "max_ms": self.max_ms,
-            "strikes": self.strikes,
-            "faults": dict(self.faults),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SeatStats:
-        """Read back :meth:`to_dict`'s form.
-
-        Raises:
-            KeyError, TypeError, ValueError: not that form.
-        """
-        faults = data.get("faults") or {}
-        if not isinstance(faults, dict):
-            raise TypeError("faults is not an object")
-        return cls(
-            int(data["decisions"]),
-            float(data["mean_ms"]),
-            float(data["max_ms"]),
-            int(data["strikes"]),
-            tuple(sorted((str(kind), int(count)) for kind, count in faults.items())),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,8 +175,11 @@ class Match:
         self.config = config
         self.log = log
         self.series = SeriesState(config.seed, config.params)
-        self.stats = (_SeatCounters(), _SeatCounters())
-        self.banks = [float(config.time_control.time_bank_ms)] * 2
+        self.books = (
+            SeatBook.start(config.time_control),
+            SeatBook.start(config.time_control),
+        )
+        """Each seat's clock and tally (:mod:`referee.bookkeeping`)."""
         self.faults: list[Fault] = []
         self.forfeited: list[int] = []
         self.identities: list[BotIdentity | None] = [None, None]
@@ -267,7 +192,7 @@ class Match:
         self._clock = trio.CancelScope()
         """Times the decisions of the current stretch of turns (see :meth:`_play`)."""
         self._asking: _Asking | None = None
-        self._records: list[tuple[str, dict[str, Any]]] = []
+        self._records: list[LogRecord] = []
         """Log records not written yet (see :meth:`_write_records`)."""
         self._sent = False
         """Whether the seat said that the current decision's request is out."""
@@ -358,7 +283,7 @@ class Match:
 
     def _log(self, record_type: str, /, **fields: Any) -> None:
         """Queue a log record; :meth:`_write_records` writes it."""
-        self._records.append((record_type, fields))
+        self._records.append(LogRecord(record_type, fields))
 
     def _write_records(self) -> None:
         """Write the queued records, in order, and flush the log.
@@ -371,8 +296,8 @@ class Match:
         """
         if self._records:
             records, self._records = self._records, []
-            for record_type, fields in records:
-                self.log.write(record_type, **fields)
+            for record in records:
+                self.log.write(record.type, **record.fields)
             self.log.flush()
 
     def _request_sent(self) -> None:
@@ -501,15 +426,14 @@ class Match:
         """Ask ``seat`` for an action within its time; :meth:`_settle` plays what follows."""
         self.request_id += 1
         request_id = self.request_id
-        control = self.config.time_control
-        bank = self.banks[seat]
-        limit_ms = control.limit_ms(bank)
+        clock = self.books[seat].clock
+        limit_ms = clock.limit_ms()
         decision = Decision(
             request_id,
             observation(self.series, seat),
             tuple(legal),
-            control.move_time_ms + bank,
-            bank,
+            clock.time_left_ms,
+            clock.bank_ms,
             limit_ms,
             self._request_sent,
             self._noticed_fault,
@@ -544,7 +468,7 @@ class Match:
         asking = self._asking
         assert asking is not None, "a seat notices faults only during a decision"
         seat = asking.seat
-        if self.config.fault_policy.forfeits(error.kind, self.stats[seat].strikes + 1):
+        if self.books[seat].tally.would_forfeit(error.kind, self.config.fault_policy):
             return True
         elapsed_ms = (trio.current_time() - asking.started) * 1000
         fault = error.fault
@@ -568,8 +492,8 @@ class Match:
         a strike and the referee's safe action instead, or a forfeit."""
         seat, request_id = asking.seat, asking.request_id
         elapsed_ms = (trio.current_time() - asking.started) * 1000
-        self._charge(seat, elapsed_ms)
-        if fault is None and elapsed_ms > asking.limit_ms:  # the clock fired late: a loaded host
+        self.books[seat].decided(elapsed_ms)
+        if fault is None and too_slow(elapsed_ms, asking.limit_ms):  # the clock fired late
             fault = BotTimeout(
                 f"answered after {elapsed_ms:.0f} ms, over the limit of {asking.limit_ms:.0f} ms"
             )
@@ -591,25 +515,14 @@ class Match:
         if not self._record(recorded):
             self._apply(seat, _Answer(request_id, safe_action(self.series), elapsed_ms, "referee"))
 
-    def _charge(self, seat: int, elapsed_ms: float) -> None:
-        over = elapsed_ms - self.config.time_control.move_time_ms
-        if over > 0:
-            self.banks[seat] = max(0.0, self.banks[seat] - over)
-        stats = self.stats[seat]
-        stats.decisions += 1
-        stats.total_ms += elapsed_ms
-        stats.max_ms = max(stats.max_ms, elapsed_ms)
-
     def _record(self, fault: Fault) -> bool:
         """Log and count a fault; True when it forfeits the series."""
-        stats = self.stats[fault.seat]
-        stats.strikes += 1
-        stats.faults[fault.kind.value] += 1
-        forfeits = self.config.fault_policy.forfeits(fault.kind, stats.strikes)
+        tally = self.books[fault.seat].tally
+        forfeits = tally.struck(fault.kind, self.config.fault_policy)
         self.faults.append(fault)
         if forfeits and fault.seat not in self.forfeited:
             self.forfeited.append(fault.seat)
-        self._log("fault", **fault.to_dict(), strikes=stats.strikes, forfeited=forfeits)
+        self._log("fault", **fault.to_dict(), strikes=tally.strikes, forfeited=forfeits)
         for seat in self.seats:
             seat.notify(FaultNoticed(fault, forfeits))
         return forfeits
@@ -619,12 +532,11 @@ class Match:
     def _result(self) -> MatchResult:
         series = self.series.result
         score = self.series.score
-        if self.forfeited:
-            alive = [seat for seat in (0, 1) if seat not in self.forfeited]
-            winner, end = (alive[0] if len(alive) == 1 else None), MatchEnd.FORFEIT
-        else:
-            assert series is not None
-            winner, end = series.winner, MatchEnd.of_series(series.end)
+        winner, end = match_verdict(
+            self.forfeited,
+            None if series is None else series.end,
+            None if series is None else series.winner,
+        )
         return MatchResult(
             match_id=self.config.match_id,
             seed=self.config.seed,
@@ -635,7 +547,7 @@ class Match:
             game_winners=score.game_winners,
             hands=len(self.series.finished),
             faults=tuple(self.faults),
-            stats=(self.stats[0].frozen(), self.stats[1].frozen()),
+            stats=(self.books[0].tally.frozen(), self.books[1].tally.frozen()),
             identities=(self.identities[0], self.identities[1]),
             series=series,
             hand_records=tuple(self.series.finished),

@@ -16,7 +16,7 @@ import json
 import math
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, Protocol
+from typing import IO, Any, Final, NamedTuple, Protocol
 
 from referee.rules import (
     DRAW_DISCARD,
@@ -128,7 +128,6 @@ LOG_FORMAT: Final = 2
 """Version of the record layout; a reader refuses versions it does not know. Format 2 salts the
 seed and deck commitments (the salts are revealed with the decks and in the result); format 1
 committed to them unsalted, so a seat could test guesses of the seed against them."""
-READABLE_FORMATS: Final = (1, 2)
 
 
 SALT_BYTES: Final = 16
@@ -212,6 +211,14 @@ def action_from_dict(record: dict[str, Any]) -> Action:
     raise ValueError(f"unknown action kind {kind!r}")
 
 
+class LogRecord(NamedTuple):
+    """One record on its way to the log: its type and its fields, ready for JSON (what
+    :meth:`LogWriter.write` takes)."""
+
+    type: str
+    fields: dict[str, Any]
+
+
 class LogWriter(Protocol):
     """Where a match writes its records."""
 
@@ -288,29 +295,3 @@ class NullLog:
 
     def close(self) -> None:
         """Nothing to close."""
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every record of a log, in order.
-
-    Raises:
-        ValueError: a line is not a JSON object (the message gives the line number), or the
-            log's format version is unknown.
-    """
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not a JSON record ({error.msg})") from None
-            if not isinstance(record, dict) or "type" not in record:
-                raise ValueError(f"{path}:{number}: a record must be an object with a 'type'")
-            records.append(record)
-    if records and records[0].get("type") == "header":
-        version = records[0].get("format")
-        if version not in READABLE_FORMATS:
-            raise ValueError(
-                f"{path}: log format {version!r} is not known (this reads {LOG_FORMAT})"
-            )
-    return records

@@ -27,7 +27,6 @@ import trio
 from protocol import hollywood_gin_pb2 as pb
 from protocol.convert import (
     PROTOCOL_VERSION,
-    RequestEncoder,
     action_from_pb,
     cards_to_pb,
     hand_ended_to_pb,
@@ -36,6 +35,8 @@ from protocol.convert import (
     score_to_pb,
 )
 from protocol.manifest import Manifest
+from protocol.wire import RequestEncoder
+from referee.bookkeeping import MatchEnd
 from referee.bot_text import shown
 from referee.bridge import MAX_MESSAGE_BYTES, Arrival, Incoming, SeatChannel
 from referee.faults import BotCrashed, BotProtocolError, FaultKind, StartupFailure
@@ -499,10 +500,10 @@ class RemoteSeat:
 
 
 _SERIES_ENDS: Final = {
-    "complete": pb.SERIES_END_COMPLETE,
-    "decided": pb.SERIES_END_DECIDED,
-    "hand_cap": pb.SERIES_END_HAND_CAP,
-    "forfeit": pb.SERIES_END_FORFEIT,
+    MatchEnd.COMPLETE: pb.SERIES_END_COMPLETE,
+    MatchEnd.DECIDED: pb.SERIES_END_DECIDED,
+    MatchEnd.HAND_CAP: pb.SERIES_END_HAND_CAP,
+    MatchEnd.FORFEIT: pb.SERIES_END_FORFEIT,
 }
 _FAULT_KINDS: Final = {
     FaultKind.TIMEOUT: pb.FAULT_KIND_TIMEOUT,

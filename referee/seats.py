@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from referee.bookkeeping import MatchEnd
 from referee.control import TimeControl
 from referee.faults import BotFault, Fault
 from referee.rules import (
@@ -98,9 +99,9 @@ class HandEnded:
 
 @dataclass(frozen=True, slots=True)
 class SeriesEnded:
-    """The series ended (``end`` is a value of ``SeriesEnd`` or ``"forfeit"``)."""
+    """The series ended: why (a series end, or a forfeit), who won, the score sheet."""
 
-    end: str
+    end: MatchEnd
     winner: int | None
     totals: tuple[tuple[int, ...], tuple[int, ...]]
     game_winners: tuple[int | None, ...]

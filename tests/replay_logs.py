@@ -8,11 +8,11 @@ from pathlib import Path
 import trio
 import trio.testing
 
-from referee.control import FaultPolicy
+from referee.control import FaultPolicy, TimeControl
 from referee.match import MatchConfig, play_match
 from referee.matchlog import MatchLog
 from referee.rules import Action, Discard, Observation, Phase, Policy, greedy_policy
-from referee.seats import InProcessSeat
+from referee.seats import Decision, InProcessSeat
 
 
 class Blunders:
@@ -78,6 +78,51 @@ def play_golden_strikes(path: Path) -> Path:
         InProcessSeat(patient_policy, "south", "2.0"),
     )
     config = MatchConfig("test-12", 12, fault_policy=FaultPolicy(strikes=3), salt=GOLDEN_SALT)
+
+    async def main() -> None:
+        with MatchLog(path) as log:
+            await play_match(seats, config, log)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return path
+
+
+class Thinks(InProcessSeat):
+    """Plays ``policy``, thinking ``seconds`` (on the mock clock) over every decision."""
+
+    def __init__(self, policy: Policy, seconds: float, name: str, version: str) -> None:
+        super().__init__(policy, name, version)
+        self.seconds = seconds
+
+    async def decide(self, decision: Decision) -> Action:
+        decision.sent()
+        await trio.sleep(self.seconds)
+        return self.policy(decision.view, decision.legal)
+
+
+BANK_CONTROL = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=200, startup_ms=1000)
+"""The time control of ``golden/format2-bank.jsonl``."""
+
+
+def play_golden_bank(path: Path) -> Path:
+    """The recipe of ``golden/format2-bank.jsonl``: seed 9, seat 0 thinks 160 ms over every
+    decision (60 over the move time of 100), seat 1 answers at once. Seat 0's bank of 200 ms
+    pays 60 three times, so its limits go 310, 250, 190, then 130 ms: that decision times out
+    (a strike, the referee's safe action) and its 30 ms over take the last 20 of the bank. From
+    then on the limit is 110 ms, and each decision times out until the third strike forfeits.
+    Regenerate with ``python -c 'from tests.replay_logs import *;
+    play_golden_bank(Path("tests/golden/format2-bank.jsonl"))'`` after removing it."""
+    seats = (
+        Thinks(greedy_policy, 0.16, "north", "1.0"),
+        InProcessSeat(greedy_policy, "south", "2.0"),
+    )
+    config = MatchConfig(
+        "test-bank-9",
+        9,
+        time_control=BANK_CONTROL,
+        fault_policy=FaultPolicy(strikes=3),
+        salt=GOLDEN_SALT,
+    )
 
     async def main() -> None:
         with MatchLog(path) as log:

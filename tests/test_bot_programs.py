@@ -53,6 +53,7 @@ SCRIPT = f"#!/bin/sh\nexec {PYTHON} hostile.py none\n"
 SHEBANG = f"#!{sys.executable}\n" + (HERE / "hostile" / "hostile.py").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("command", "files"),
     [
@@ -81,6 +82,7 @@ def test_a_program_of_the_bot_folder_starts_and_plays(
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SYSTEM_PYTHON.is_file(), reason="no /usr/bin/python3 to make a venv with")
 def test_a_venv_made_the_ordinary_way_runs_as_itself(sandbox: Sandbox, tmp_path: Path) -> None:
     # `python3 -m venv venv` in the bot folder: its interpreter is a chain of symlinks
@@ -154,6 +156,7 @@ def test_ginignore_leaves_files_out_of_the_bot(tmp_path: Path) -> None:
     assert (copy / "run.sh").is_file()
 
 
+@pytest.mark.slow
 def test_gin_play_inside_a_bot_folder_leaves_it_as_it_was(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -183,6 +186,7 @@ def test_every_invisible_or_control_character_is_shown_escaped() -> None:
     assert shown("e\u0301") == "e\u0301"  # a combining accent is text, not a control
 
 
+@pytest.mark.slow
 def test_gin_play_from_below_a_bot_folder_or_through_a_link_logs_outside_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

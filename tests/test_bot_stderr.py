@@ -8,6 +8,8 @@ import io
 import shutil
 from pathlib import Path
 
+import pytest
+
 from referee.matchlog import stderr_path
 from referee.remote import HEAD_BYTES, TAIL_BYTES, OutputDrain
 from referee.sandbox import Sandbox
@@ -36,6 +38,7 @@ def test_the_drain_keeps_short_output_whole_and_says_what_it_dropped_of_a_long_o
     assert long.kept() == expected.decode()
 
 
+@pytest.mark.slow
 def test_a_seats_stderr_is_kept_beside_the_log_and_gin_replay_prints_it_escaped(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -56,6 +59,7 @@ def test_a_seats_stderr_is_kept_beside_the_log_and_gin_replay_prints_it_escaped(
     ]
 
 
+@pytest.mark.slow
 def test_gin_play_shows_the_traceback_of_a_crashing_bot(tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "raise_after", "12")
     log = tmp_path / "crash.jsonl"
@@ -69,6 +73,7 @@ def test_gin_play_shows_the_traceback_of_a_crashing_bot(tmp_path: Path) -> None:
     assert any(line.endswith(", in deliberate_crash") for line in shown)
 
 
+@pytest.mark.slow
 def test_the_kit_ticks_nothing_unshown_for_a_bot_that_crashes_after_12_decisions(
     tmp_path: Path,
 ) -> None:

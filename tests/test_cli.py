@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from protocol.manifest import load_manifest
@@ -45,6 +46,7 @@ def test_deadwood_command_reports_bad_cards_without_a_traceback() -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_bot_new_writes_a_folder_whose_own_test_passes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bot", "new", "my-first_bot", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output

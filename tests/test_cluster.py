@@ -8,6 +8,7 @@ tests/cluster_scenario.py.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -35,7 +36,7 @@ from tournaments.packing import BotCodeMismatchError, pack_bot, unpack_bot
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.standings import compute
-from tournaments.store import Store
+from tournaments.store import MatchState, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -107,11 +108,10 @@ def test_a_match_refuses_a_bot_whose_code_changed(tmp_path: Path) -> None:
     arena, store = Arena(home), Store(home / "arena.sqlite")
     runner = LeagueRunner(arena, store, config, 1)
     job = runner._job(store.matches("guard")[0], tmp_path / "log.jsonl")
-    job["hashes"][1] = "0" * 64
-    job["parent"] = os.getpid()
+    job = dataclasses.replace(job, hashes=(job.hashes[0], "0" * 64), parent=os.getpid())
     worker = subprocess.run(
         [sys.executable, "-m", "tournaments.worker"],
-        input=json.dumps(job),
+        input=job.to_json(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -187,7 +187,7 @@ def run_scenario(tmp_path: Path, home: Path, name: str, *flags: str) -> dict[str
 
 def per_match(store: Store, name: str) -> dict[str, tuple[Any, ...]]:
     return {
-        r.match_id: tuple(r.summary[key] for key in ("winner", "totals", "game_winners", "hands"))
+        r.match_id: (r.summary.winner, r.summary.totals, r.summary.game_winners, r.summary.hands)
         for r in store.results(name)
     }
 
@@ -197,6 +197,7 @@ def table(store: Store, name: str) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
 
+@pytest.mark.slow
 def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
     """Same league, same deals (public: two homes key a seed differently): every match and the
     standings come out the same."""
@@ -214,7 +215,7 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
     assert table(dask_store, "same") == table(local_store, "same")
     for result in dask_store.results("same"):  # each bot's stderr came back beside its log
         assert all(stderr_path(Path(result.log_path), seat).is_file() for seat in (0, 1))
-    workers = {r.summary["executed_on"] for r in dask_store.results("same")}
+    workers = {r.summary.executed_on for r in dask_store.results("same")}
     assert workers <= {*report["left_playing"]}
     for result in dask_store.results("same"):
         assert Path(result.log_path).parent == Arena(dask_home).logs_dir("same")
@@ -222,6 +223,7 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
     assert report["left_playing"] == {address: [] for address in report["left_playing"]}
 
 
+@pytest.mark.slow
 def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_path: Path) -> None:
     """A worker SIGKILLed mid-match: the match is played again elsewhere, the dead worker's
     match folder is swept when its nanny restarts it. Then Ctrl-C: the cluster's matches stop
@@ -256,13 +258,14 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     assert sorted(r.match_id for r in results) == sorted(m.match_id for m in store.matches("rough"))
     killed_match = killed["match_folder"].rsplit("-", 1)[0]
     (replayed,) = [r for r in results if match_slug(r.match_id) == killed_match]
-    assert replayed.summary["executed_on"] != killed["address"]  # played again, elsewhere
+    assert replayed.summary.executed_on != killed["address"]  # played again, elsewhere
     assert report["jails_left"] == []  # every bot of every stopped match was torn down
     assert all(verify_log(Path(r.log_path)).ok for r in results)
     assert report["left_playing"] == {a: [] for a in report["left_playing"]}
     assert list((tmp_path / "cluster-dir" / "matches").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_lost_scheduler_stops_the_league_resumably(tmp_path: Path) -> None:
     home = tmp_path / "home"
     league(home, "lost", [SAMPLES / "greedy", SAMPLES / "random"], series=6, seed=8)
@@ -274,10 +277,11 @@ def test_a_lost_scheduler_stops_the_league_resumably(tmp_path: Path) -> None:
     assert "Traceback" not in report["output"]
     counts = Store(home / "arena.sqlite").counts("lost")
     assert set(counts) <= {"done", "pending"}, counts  # nothing failed, nothing left running
-    assert counts["done"] >= 1
+    assert counts[MatchState.DONE] >= 1
     assert sum(counts.values()) == 6
 
 
+@pytest.mark.slow
 def test_the_cli_says_plainly_what_a_dask_run_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

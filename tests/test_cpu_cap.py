@@ -121,6 +121,7 @@ def require_cpu_cap(sandbox: Sandbox) -> None:
         pytest.skip(f"no CPU cap here (the cgroup cpu controller is unavailable): {no_cpu}")
 
 
+@pytest.mark.slow
 def test_spinning_children_are_held_to_the_cpu_cap(
     sandbox: Sandbox, tmp_path: Path, measured: list[CpuUse]
 ) -> None:
@@ -138,6 +139,7 @@ def test_spinning_children_are_held_to_the_cpu_cap(
     assert use.throttled > 0, use
 
 
+@pytest.mark.slow
 def test_the_cap_is_the_limit_in_cpus(sandbox: Sandbox) -> None:
     require_cpu_cap(sandbox)
     jail = sandbox.prepare("cap-check", GREEDY)  # cpus=0.5

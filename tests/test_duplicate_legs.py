@@ -7,9 +7,9 @@ the last test plays real sandboxed series back to back.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,52 +24,14 @@ from referee.match import MatchConfig
 from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
 from tournaments.executors import ExecutorError
+from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner, duplicate_pair
-from tournaments.store import Store
+from tournaments.store import MatchState, Store
 
 GREEDY = Path(__file__).resolve().parent.parent / "sample_bots" / "greedy"
 FAST = TimeControl(move_time_ms=400, grace_ms=100, time_bank_ms=0, startup_ms=8000)
-
-
-@dataclass
-class FakeExecutor:
-    """Plays each job for a few (mock) seconds and records when each match ran."""
-
-    pairs: dict[str, str]
-    """Match id -> its duplicate pair."""
-    slots: int = 4
-    stop_after: int | None = None
-    """Fail as the executor of a lost cluster does once this many matches were started."""
-    running: set[str] = field(default_factory=set)
-    peak: int = 0
-    overlaps: list[tuple[str, str]] = field(default_factory=list)
-    started: int = 0
-
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
-        match = str(job["match_id"])
-        if self.stop_after is not None and self.started == self.stop_after:
-            raise ExecutorError("the fake cluster is gone")
-        self.started += 1
-        self.overlaps += [(match, other) for other in self.running if self._paired(match, other)]
-        self.running.add(match)
-        self.peak = max(self.peak, len(self.running))
-        try:
-            await trio.sleep(1 + zlib.crc32(match.encode()) % 7)
-        finally:
-            self.running.discard(match)
-        summary = {"winner": 0, "end": "complete", "faults": []}
-        return {"summary": summary, "reason": "fake"}
-
-    def _paired(self, match: str, other: str) -> bool:
-        return self.pairs[match] == self.pairs[other]
-
-    async def capacity(self) -> int:
-        return self.slots
-
-    async def aclose(self) -> None:
-        """Nothing to let go of."""
 
 
 def duplicate_league(tmp_path: Path) -> tuple[Arena, Store, LeagueConfig]:
@@ -86,8 +48,19 @@ def duplicate_league(tmp_path: Path) -> tuple[Arena, Store, LeagueConfig]:
     return arena, store, config
 
 
-def fake_for(store: Store, **options: Any) -> FakeExecutor:
-    return FakeExecutor({m.match_id: duplicate_pair(m) for m in store.matches("dup")}, **options)
+def fake_for(**options: Any) -> FakeExecutor:
+    """Plays each job for a few (mock) seconds, four at once."""
+    return FakeExecutor(4, seconds=lambda job: 1 + zlib.crc32(job.match_id.encode()) % 7, **options)
+
+
+def overlaps(store: Store, executor: FakeExecutor) -> list[tuple[str, str]]:
+    """The legs of one duplicate pair that ran at the same time."""
+    pairs = {m.match_id: duplicate_pair(m) for m in store.matches("dup")}
+    return [
+        (one.match_id, other.match_id)
+        for one, other in itertools.combinations(executor.spans, 2)
+        if pairs[one.match_id] == pairs[other.match_id] and one.overlaps(other)
+    ]
 
 
 def run(arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor) -> None:
@@ -97,9 +70,9 @@ def run(arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor
 
 def test_the_legs_of_a_pair_never_run_at_once_and_the_slots_stay_busy(tmp_path: Path) -> None:
     arena, store, config = duplicate_league(tmp_path)
-    executor = fake_for(store)
+    executor = fake_for()
     run(arena, store, config, executor)
-    assert executor.overlaps == []
+    assert overlaps(store, executor) == []
     assert executor.peak == 4
     assert store.counts("dup") == {"done": 40}
     assert len({duplicate_pair(m) for m in store.matches("dup")}) == 20
@@ -107,17 +80,17 @@ def test_the_legs_of_a_pair_never_run_at_once_and_the_slots_stay_busy(tmp_path: 
 
 def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path) -> None:
     arena, store, config = duplicate_league(tmp_path)
-    first = fake_for(store, stop_after=9)
+    first = fake_for(lost_after=9)
     with pytest.raises(ExecutorError):
         run(arena, store, config, first)
-    done = store.counts("dup").get("done", 0)
+    done = store.counts("dup").get(MatchState.DONE, 0)
     assert 0 < done < 40
-    for match in store.matches("dup", "pending")[:3]:
+    for match in store.matches("dup", MatchState.PENDING)[:3]:
         store.mark_running(match.match_id)  # as a runner killed outright leaves them
-    second = fake_for(store)
+    second = fake_for()
     run(arena, store, config, second)
-    assert first.overlaps == second.overlaps == []
-    assert second.started == 40 - done
+    assert overlaps(store, first) == overlaps(store, second) == []
+    assert len(second.jobs) == 40 - done
     assert store.counts("dup") == {"done": 40}
 
 
@@ -143,6 +116,7 @@ def series_of(sandbox: Sandbox, folder: Path, tmp_path: Path, index: int) -> dic
     return probes(bot.stderr.text())
 
 
+@pytest.mark.slow
 def test_nothing_a_bot_leaves_is_there_in_its_next_series(sandbox: Sandbox, tmp_path: Path) -> None:
     missing = [s.detail for s in sandbox.layers if s.layer is Layer.BWRAP and not s.active]
     if missing:

@@ -26,8 +26,9 @@ from referee.bridge import Arrival, Incoming
 from referee.conformance import CheckReport, check_bot
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig, MatchResult, play_match
-from referee.matchlog import MatchLog, read_records
+from referee.matchlog import MatchLog
 from referee.remote import Jail, RemoteSeat
+from referee.replay import read_records
 from referee.rules import GreedyPolicy, RuleParams
 from referee.sandbox import Layer, Sandbox
 from referee.seats import BotIdentity, Seat
@@ -172,6 +173,7 @@ def transcript_folder(parent: Path, seat: int) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_python_bot_sees_the_same_calls_with_and_without_the_flag(tmp_path: Path) -> None:
     """Real bot processes (no sandbox layer, so they can write their transcripts out)."""
     transcripts: dict[tuple[bool, int], dict[str, Any]] = {}
@@ -222,6 +224,7 @@ sys.exit(Flagless().run())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", [True, False])
 def test_the_conformance_kit_passes_bots_with_and_without_the_flag(
     flag: bool, tmp_path: Path

@@ -18,11 +18,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from referee.control import TimeControl
 from referee.faults import FaultKind
-from referee.matchlog import read_records
+from referee.replay import read_records
 from referee.sandbox import Sandbox
 from tests.test_hostile import play
+
+pytestmark = pytest.mark.slow  # every test plays real processes in the real sandbox
 
 FLOOD_TIME = TimeControl(move_time_ms=200, grace_ms=50, time_bank_ms=0, startup_ms=8000)
 MEMORY_BOUND_MIB = 32

@@ -37,6 +37,8 @@ CHECK_TIMEOUT_S = 300.0
 # The largest uint64 and one above 2**53: a bot that lost some of the 64 bits would echo them wrong.
 BIG_IDS = (2**64 - 1, 2**53 + 1)
 
+pytestmark = pytest.mark.slow  # each test needs the built binary (make go-bot); most run it
+
 
 def binary() -> Path:
     """The built bot; a missing one fails the test (``make test`` builds it first)."""

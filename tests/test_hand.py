@@ -683,6 +683,7 @@ def check_outcome(state: HandState) -> None:
         assert (outcome.end, outcome.winner, outcome.points) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     deck_seed=st.integers(min_value=0, max_value=2**32),

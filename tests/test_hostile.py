@@ -30,9 +30,8 @@ from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig, MatchResult
-from referee.matchlog import read_records
 from referee.remote import RemoteSeat
-from referee.replay import StepKind, load_replay, verify_log
+from referee.replay import StepKind, load_replay, read_records, verify_log
 from referee.sandbox import Layer, Sandbox
 from tests.hostile_bots import hostile_folder
 from tournaments.cli.app import app
@@ -148,12 +147,14 @@ def assert_forfeit(played: Played, kind: FaultKind) -> None:
 # --- faults of the game and the protocol --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_crash_mid_hand(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "crash")
     assert_forfeit(played, FaultKind.CRASH)
     assert played.result.faults[-1].evidence["exit_status"] == 3
 
 
+@pytest.mark.slow
 def test_hang_times_out_then_forfeits(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "hang")
     assert played.kinds == [FaultKind.TIMEOUT] * 3
@@ -161,6 +162,7 @@ def test_hang_times_out_then_forfeits(sandbox: Sandbox, tmp_path: Path) -> None:
     assert all(fault.elapsed_ms >= 500 for fault in played.result.faults)
 
 
+@pytest.mark.slow
 def test_just_over_the_limit_is_one_timeout_and_the_late_answer_is_dropped(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_just_over_the_limit_is_one_timeout_and_the_late_answer_is_dropped(
     assert played.result.end == "complete"
 
 
+@pytest.mark.slow
 def test_illegal_action_is_a_strike_and_play_goes_on(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "illegal")
     assert played.kinds == [FaultKind.ILLEGAL_ACTION]
@@ -177,6 +180,7 @@ def test_illegal_action_is_a_strike_and_play_goes_on(sandbox: Sandbox, tmp_path:
     assert played.result.end == "complete"
 
 
+@pytest.mark.slow
 def test_wrong_request_id(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "wrong_id")
     assert_forfeit(played, FaultKind.PROTOCOL_VIOLATION)
@@ -184,6 +188,7 @@ def test_wrong_request_id(sandbox: Sandbox, tmp_path: Path) -> None:
     assert "echoes request id" in played.result.faults[0].detail
 
 
+@pytest.mark.slow
 def test_garbage_messages(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "garbage")
     assert_forfeit(played, FaultKind.PROTOCOL_VIOLATION)
@@ -191,6 +196,7 @@ def test_garbage_messages(sandbox: Sandbox, tmp_path: Path) -> None:
     assert "expected an action" in played.result.faults[0].detail
 
 
+@pytest.mark.slow
 def test_oversized_message(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "oversized")
     assert_forfeit(played, FaultKind.PROTOCOL_VIOLATION)
@@ -198,6 +204,7 @@ def test_oversized_message(sandbox: Sandbox, tmp_path: Path) -> None:
     assert played.result.faults[0].detail == "oversized message: 200014 bytes, the limit is 64 KiB"
 
 
+@pytest.mark.slow
 def test_never_connects(sandbox: Sandbox, tmp_path: Path) -> None:
     control = TimeControl(move_time_ms=400, grace_ms=100, time_bank_ms=0, startup_ms=1500)
     played = play(sandbox, tmp_path, "never_connect", control=control)
@@ -205,6 +212,7 @@ def test_never_connects(sandbox: Sandbox, tmp_path: Path) -> None:
     assert played.result.hands == 0
 
 
+@pytest.mark.slow
 def test_wrong_token(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "wrong_token")
     assert_forfeit(played, FaultKind.STARTUP_FAILURE)
@@ -240,6 +248,7 @@ def assert_resynchronised(played: Played, *, settles: bool = False) -> Fault:
     return fault
 
 
+@pytest.mark.slow
 def test_an_answer_sent_twice_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
     fault = assert_resynchronised(play(sandbox, tmp_path, "answer_twice"))
     # Counted at the seat's next decision, and naming the request it answered twice.
@@ -247,17 +256,20 @@ def test_an_answer_sent_twice_costs_one_strike(sandbox: Sandbox, tmp_path: Path)
     assert "a request settled already" in fault.detail
 
 
+@pytest.mark.slow
 def test_an_answer_before_any_request_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
     fault = assert_resynchronised(play(sandbox, tmp_path, "early_answer"), settles=True)
     assert fault.evidence["echoed_request_id"] == 999_999
     assert "answer echoes request id 999999, expected" in fault.detail
 
 
+@pytest.mark.slow
 def test_a_stale_answer_sent_again_costs_one_strike(sandbox: Sandbox, tmp_path: Path) -> None:
     fault = assert_resynchronised(play(sandbox, tmp_path, "stale_resend"))
     assert 0 < fault.evidence["echoed_request_id"] < fault.request_id
 
 
+@pytest.mark.slow
 def test_a_second_stream_costs_at_most_one_strike_and_play_goes_on(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -271,6 +283,7 @@ def test_a_second_stream_costs_at_most_one_strike_and_play_goes_on(
     assert fault.detail == "opened a second stream"
 
 
+@pytest.mark.slow
 def test_three_violations_forfeit(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "answer_twice", "3")
     assert_forfeit(played, FaultKind.PROTOCOL_VIOLATION)
@@ -289,6 +302,7 @@ def test_three_violations_forfeit(sandbox: Sandbox, tmp_path: Path) -> None:
 # --- resources ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_memory_bomb_is_killed(sandbox: Sandbox, tmp_path: Path) -> None:
     needs(sandbox, Layer.CGROUP)
     played = play(sandbox, tmp_path, "memory")
@@ -296,6 +310,7 @@ def test_memory_bomb_is_killed(sandbox: Sandbox, tmp_path: Path) -> None:
     assert played.result.faults[-1].evidence["exit_status"] != 0
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_capped(sandbox: Sandbox, tmp_path: Path) -> None:
     needs(sandbox, Layer.CGROUP)
     played = play(sandbox, tmp_path, "forks")
@@ -307,6 +322,7 @@ def test_fork_bomb_is_capped(sandbox: Sandbox, tmp_path: Path) -> None:
     assert 1 < len(killed) < 48
 
 
+@pytest.mark.slow
 def test_cpu_spin_ignoring_sigxcpu_loses_on_time_and_is_killed(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
@@ -314,6 +330,7 @@ def test_cpu_spin_ignoring_sigxcpu_loses_on_time_and_is_killed(
     assert_forfeit(played, FaultKind.TIMEOUT)
 
 
+@pytest.mark.slow
 def test_escaper_with_setsid_and_double_fork_is_swept(sandbox: Sandbox, tmp_path: Path) -> None:
     needs(sandbox, Layer.BWRAP)
     played = play(sandbox, tmp_path, "escape")
@@ -322,6 +339,7 @@ def test_escaper_with_setsid_and_double_fork_is_swept(sandbox: Sandbox, tmp_path
     # (The escaper is gone: assert_recorded_and_clean found nothing of the jail left.)
 
 
+@pytest.mark.slow
 def test_sigterm_ignorer_is_killed(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "ignore_sigterm")
     assert played.result.end == "complete"
@@ -330,6 +348,7 @@ def test_sigterm_ignorer_is_killed(sandbox: Sandbox, tmp_path: Path) -> None:
     assert getattr(played.hostile.teardown_report, "killed", ())
 
 
+@pytest.mark.slow
 def test_output_flood_is_capped(sandbox: Sandbox, tmp_path: Path) -> None:
     rss_before = _rss_kib()
     played = play(sandbox, tmp_path, "flood")
@@ -349,6 +368,7 @@ def _rss_kib() -> int:
 # --- escape attempts --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cheating_probes_are_all_blocked(sandbox: Sandbox, tmp_path: Path) -> None:
     needs(sandbox, Layer.BWRAP, Layer.SECCOMP, Layer.USER)
     secret = tmp_path / "referee-secret"
@@ -400,6 +420,7 @@ def test_cheating_probes_are_all_blocked(sandbox: Sandbox, tmp_path: Path) -> No
     assert played.result.faults == ()
 
 
+@pytest.mark.slow
 def test_token_is_in_no_command_line(sandbox: Sandbox, tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "hang")
     seat = remote_seat(load_manifest(folder), sandbox.prepare, "argv-0")
@@ -454,6 +475,7 @@ def assert_shown_escaped(output: str) -> None:
         assert piece in flat, (piece, output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("hello", "said"),
     [
@@ -477,6 +499,7 @@ def test_a_hello_that_is_not_the_manifests_is_a_startup_failure(
     assert (header["seats"][1]["name"], header["seats"][1]["version"]) == ("greedy", "1.0.0")
 
 
+@pytest.mark.slow
 def test_an_evil_hello_name_is_refused_and_shown_escaped_by_gin_play(tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "evil_name", EVIL)
     log = tmp_path / "evil.jsonl"
@@ -488,6 +511,7 @@ def test_an_evil_hello_name_is_refused_and_shown_escaped_by_gin_play(tmp_path: P
     assert RAW.search(fault["detail"]) is None  # escaped by the referee, not only on screen
 
 
+@pytest.mark.slow
 def test_gin_play_shows_the_manifests_name_and_an_evil_stderr_escaped(tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "evil_stderr", EVIL)
     log = tmp_path / "stderr.jsonl"
@@ -503,6 +527,7 @@ def test_gin_play_shows_the_manifests_name_and_an_evil_stderr_escaped(tmp_path: 
     ]
 
 
+@pytest.mark.slow
 def test_gin_bot_check_shows_an_evil_stderr_escaped(tmp_path: Path) -> None:
     folder = hostile_folder(tmp_path, "evil_stderr", EVIL)
     result = gin("bot", "check", folder, "--decisions", "30", "--move-time", "0.4")

@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 import trio
 
+from referee.faults import FaultKind
+from referee.match import MatchEnd, SeatStats
 from referee.replay import verify_log
 from referee.sandbox import Sandbox
 from tests.hostile_bots import hostile_folder
 from tournaments.league import (
     LeagueConfig,
     LeagueError,
+    StoredLeague,
     create_league,
     derive_seed,
     league_secret,
@@ -31,9 +34,11 @@ from tournaments.league import (
     schedule,
 )
 from tournaments.registry import Arena, RegistryError, submit
+from tournaments.restat import RestatReport, restat
 from tournaments.runner import LeagueBusy, LeagueRunner
 from tournaments.standings import compute, los
-from tournaments.store import ResultRow, Store
+from tournaments.stats import HandStats
+from tournaments.store import MatchState, ResultRow, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -128,8 +133,8 @@ def test_a_league_without_a_seed_gets_a_random_secret_kept_in_the_store(tmp_path
     assert league_secret(league, KEY) != league_secret(league, KEY)
     store = Store(tmp_path / "s.sqlite")
     rows = schedule(league, ["a@1", "b@1"], KEY)
-    store.save_league("t", league.to_dict(), rows, KEY)
-    store.save_league("t", league.to_dict(), rows, b"x" * 32)  # extending keeps the first
+    store.save_league("t", StoredLeague(league, ()).to_json(), rows, KEY)
+    store.save_league("t", StoredLeague(league, ()).to_json(), rows, b"x" * 32)  # keeps the first
     assert store.league_secret("t") == KEY
 
 
@@ -171,9 +176,9 @@ def summary(
 def test_a_result_counts_once(tmp_path: Path) -> None:
     store = Store(tmp_path / "s.sqlite")
     rows = schedule(config(bots=["a", "b"], series_per_pairing=2), ["a@1", "b@1"], KEY)
-    assert store.save_league("t", {"x": 1}, rows, KEY) == 2
-    assert store.save_league("t", {"x": 1}, rows, KEY) == 0
-    row = ResultRow(
+    assert store.save_league("t", '{"x": 1}', rows, KEY) == 2
+    assert store.save_league("t", '{"x": 1}', rows, KEY) == 0
+    row = ResultRow.from_stored(
         rows[0].match_id, "t", 0, "complete", "r", summary(["a@1", "b@1"], 0, (5, 1)), "log"
     )
     assert store.record_result(row)
@@ -183,10 +188,103 @@ def test_a_result_counts_once(tmp_path: Path) -> None:
     store.mark_running(rows[1].match_id)
     assert store.reset_running("t") == 1
     assert store.counts("t") == {"done": 1, "pending": 1}
-    store.mark(rows[1].match_id, "failed", "worker failed")
+    store.mark(rows[1].match_id, MatchState.FAILED, "worker failed")
     assert store.reset_running("t") == 0
     assert store.reset_running("t", retry_failed=True) == 1
     assert store.counts("t") == {"done": 1, "pending": 1}
+
+
+GOLDEN = ROOT / "tests" / "golden" / "format2-strikes.jsonl"
+"""A match log of north@1.0 (seat 0) against south@2.0: 17 hands, seat 0 struck twice."""
+GOLDEN_HANDS = (
+    HandStats(hands_won=8, points=114, knocks=12, undercuts_suffered=4, drawn=1),
+    HandStats(hands_won=8, points=134, knocks=4, undercuts_given=4, drawn=1),
+)
+"""Its hand_end records, counted by hand."""
+
+
+def golden_league(tmp_path: Path) -> tuple[Store, list[str], Path]:
+    """A store whose league's first match has the golden log (copied) but no result yet."""
+    store = Store(tmp_path / "s.sqlite")
+    league = config(bots=["north", "south"], series_per_pairing=2)
+    rows = schedule(league, ["north@1.0", "south@2.0"], KEY)
+    store.save_league("t", StoredLeague(league, ()).to_json(), rows, KEY)
+    log = tmp_path / "golden.jsonl"
+    log.write_bytes(GOLDEN.read_bytes())
+    return store, [row.match_id for row in rows], log
+
+
+def old_summary(log: Path) -> dict[str, Any]:
+    """The golden match's summary as the worker wrote it before typed records: the result
+    record, the seed, hand statistics holding only the counts that were not 0."""
+    result = json.loads(log.read_text().splitlines()[-1])
+    kept = {key: result[key] for key in result if key not in ("type", "salt")}
+    hand_stats = [
+        {"hands_won": 8, "points": 114, "knocks": 12, "undercuts_suffered": 4, "drawn": 1},
+        {"hands_won": 8, "points": 134, "knocks": 4, "undercuts_given": 4, "drawn": 1},
+    ]
+    return {
+        **kept,
+        "hand_stats": hand_stats,
+        "hello": ["north@1.0", "south@2.0"],
+        "log": str(log),
+        "seats": ["north@1.0", "south@2.0"],
+        "duplicate_of": None,
+    }
+
+
+def store_old_row(store: Store, match_id: str, summary: dict[str, Any], log: Path) -> None:
+    """A results row as the store wrote it before typed records."""
+    store.db.execute(
+        "INSERT INTO results VALUES (?, 't', 1, 'complete', 'all three games ended', ?, ?, 0)",
+        (match_id, json.dumps(summary, sort_keys=True), str(log)),
+    )
+    store.db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (match_id,))
+
+
+def test_a_summary_stored_before_typed_records_is_still_read(tmp_path: Path) -> None:
+    store, ids, log = golden_league(tmp_path)
+    store_old_row(store, ids[0], old_summary(log), log)
+    (result,) = store.results("t")
+    assert (result.match_id, result.winner, result.end) == (ids[0], 1, MatchEnd.COMPLETE)
+    assert (result.seats, result.duplicate_of) == (("north@1.0", "south@2.0"), None)
+    summary = result.summary
+    assert summary.hand_stats == GOLDEN_HANDS
+    assert summary.stats[0] == SeatStats(275, 0.0, 0.0, 2, (("illegal_action", 2),))
+    assert [fault.kind for fault in summary.faults] == [FaultKind.ILLEGAL_ACTION] * 2
+    assert (summary.seed, summary.hands, summary.game_winners) == (12, 17, (1, 0, 1))
+    assert summary.hello == ("north@1.0", "south@2.0")
+    assert store.counts("t") == {MatchState.DONE: 1, MatchState.PENDING: 1}
+    north = next(line for line in compute("t", [result]).bots if line.bot == "north@1.0")
+    assert (north.points_for, north.points_against, north.undercuts_suffered) == (114, 134, 4)
+    assert north.faults == {"illegal_action": 2}
+    # Written again, it reads back the same.
+    again = ResultRow.from_stored(
+        ids[0], "t", 1, "complete", "r", json.loads(result.stored_summary()), str(log)
+    )
+    assert again.summary == summary
+    assert (again.seats, again.duplicate_of) == (result.seats, result.duplicate_of)
+
+
+def test_restat_restores_a_damaged_statistic_from_the_log(tmp_path: Path) -> None:
+    store, ids, log = golden_league(tmp_path)
+    store_old_row(store, ids[0], old_summary(log), log)
+    assert restat(store, "t") == RestatReport(1, ())  # the old row's counts are the log's
+    with store.transaction() as db:  # damaged, or counted by an older worker
+        db.execute("UPDATE results SET summary = json_set(summary, '$.hand_stats[1].points', 999)")
+    assert store.results("t")[0].summary.hand_stats[1].points == 999
+    assert restat(store, "t") == RestatReport(1, (ids[0],))
+    (result,) = store.results("t")
+    assert result.summary.hand_stats == GOLDEN_HANDS
+    south = next(line for line in compute("t", [result]).bots if line.bot == "south@2.0")
+    assert south.points_for == 134
+    assert restat(store, "t") == RestatReport(1, ())
+    # A result whose log is gone is left as it is, and said so.
+    store_old_row(store, ids[1], old_summary(log), tmp_path / "gone.jsonl")
+    report = restat(store, "t")
+    assert (report.checked, report.changed) == (1, ())
+    assert [match_id for match_id, _ in report.unreadable] == [ids[1]]
+    assert "cannot read" in report.unreadable[0][1]
 
 
 # --- standings ----------------------------------------------------------------------------------
@@ -194,10 +292,14 @@ def test_a_result_counts_once(tmp_path: Path) -> None:
 
 def test_standings_from_known_results() -> None:
     results = [
-        ResultRow("m0", "t", 0, "complete", "", summary(["a", "b"], 0, (100, 40)), ""),
-        ResultRow("m1", "t", 1, "complete", "", summary(["b", "a"], 1, (30, 110), "m0"), ""),
-        ResultRow("m2", "t", 0, "complete", "", summary(["a", "c"], 0, (100, 0)), ""),
-        ResultRow("m3", "t", None, "hand_cap", "", summary(["c", "b"], None, (50, 50)), ""),
+        ResultRow.from_stored("m0", "t", 0, "complete", "", summary(["a", "b"], 0, (100, 40)), ""),
+        ResultRow.from_stored(
+            "m1", "t", 1, "complete", "", summary(["b", "a"], 1, (30, 110), "m0"), ""
+        ),
+        ResultRow.from_stored("m2", "t", 0, "complete", "", summary(["a", "c"], 0, (100, 0)), ""),
+        ResultRow.from_stored(
+            "m3", "t", None, "hand_cap", "", summary(["c", "b"], None, (50, 50)), ""
+        ),
     ]
     standings = compute("t", results)
     lines = {line.bot: line for line in standings.bots}
@@ -246,6 +348,7 @@ def test_submitting_clashing_code_is_refused(tmp_path: Path) -> None:
         trio.run(submit, arena, store, bot, None)
 
 
+@pytest.mark.slow
 def test_league_with_hostile_bots_records_every_match(tmp_path: Path) -> None:
     arena = Arena(tmp_path / "home")
     store = arena.open_store()
@@ -269,10 +372,10 @@ def test_league_with_hostile_bots_records_every_match(tmp_path: Path) -> None:
     assert len(results) == len(store.matches("hostile")) == 6 * 2
     assert all(result.reason for result in results)
     for result in results:
-        seats = result.summary["seats"]
+        seats = result.seats
         if "hostile@crash" in seats or "hostile@hang" in seats:
             bad = seats.index("hostile@crash" if "hostile@crash" in seats else "hostile@hang")
-            assert result.summary["forfeited"] == [bad]
+            assert result.summary.forfeited == (bad,)
             assert "forfeited" in result.reason
         assert Path(result.log_path).exists()
     reports = [verify_log(Path(result.log_path)) for result in results]
@@ -289,6 +392,7 @@ def assert_nothing_left(sandbox: Sandbox) -> None:
     assert leftovers == []
 
 
+@pytest.mark.slow
 def test_killed_runner_resumes_without_losing_or_double_counting(tmp_path: Path) -> None:
     home = tmp_path / "home"
     arena = Arena(home)
@@ -338,6 +442,7 @@ def wait_for(condition: Any, seconds: float) -> None:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     home = tmp_path / "home"
     arena = Arena(home)
@@ -363,9 +468,10 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert b"Resume with: gin league run stop" in output
     counts = Store(home / "arena.sqlite").counts("stop")
     assert "running" not in counts
-    assert counts.get("done", 0) + counts.get("pending", 0) == 8
+    assert counts.get(MatchState.DONE, 0) + counts.get(MatchState.PENDING, 0) == 8
 
 
+@pytest.mark.slow
 def test_cli_league_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
 
@@ -386,6 +492,9 @@ def test_cli_league_flow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert ran.exit_code == 0, ran.output
     verified = runner.invoke(app, ["league", "verify", "cli"])
     assert "2 of 2 match logs verified" in verified.output
+    recounted = runner.invoke(app, ["league", "restat", "cli"])  # the worker counted as the log
+    assert recounted.exit_code == 0, recounted.output
+    assert "2 results recounted from their logs, 0 changed" in recounted.output
     as_json = runner.invoke(app, ["league", "standings", "cli", "--format", "json"])
     document = json.loads(as_json.output)
     assert document["bots"][0]["bot"] == "greedy@1.0.0"
@@ -403,10 +512,10 @@ def test_a_league_from_before_secrets_gets_one_for_its_new_matches(tmp_path: Pat
     store = Store(tmp_path / "s.sqlite")
     league = config(bots=["a", "b"], series_per_pairing=2)
     old = schedule(league, ["a@1", "b@1"], None)
-    store.save_league("t", {**league.to_dict(), "resolved": ["a@1", "b@1"]}, old, None)
+    store.save_league("t", StoredLeague(league, ("a@1", "b@1")).to_json(), old, None)
     assert store.league_secret("t") is None
     new = schedule(league, ["a@1", "b@1", "c@1"], KEY)
-    store.save_league("t", league.to_dict(), new, KEY)
+    store.save_league("t", StoredLeague(league, ()).to_json(), new, KEY)
     assert store.league_secret("t") == KEY
     seeds = {row.match_id: row.seed for row in store.matches("t")}
     assert all(seeds[row.match_id] == row.seed for row in old)  # nothing dealt changes
@@ -433,7 +542,8 @@ def test_a_second_runner_of_a_league_is_refused_and_touches_nothing(tmp_path: Pa
     arena = Arena(tmp_path / "home")
     store = arena.open_store()
     league = config(name="busy", bots=["a", "b"], series_per_pairing=2)
-    store.save_league("busy", league.to_dict(), schedule(league, ["a@1", "b@1"], KEY), KEY)
+    rows = schedule(league, ["a@1", "b@1"], KEY)
+    store.save_league("busy", StoredLeague(league, ()).to_json(), rows, KEY)
     first = store.matches("busy")[0].match_id
     store.mark_running(first)  # as the running runner left it
     (arena.home / "locks").mkdir()

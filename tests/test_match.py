@@ -20,9 +20,9 @@ from referee.bridge import Arrival, Incoming
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotCrashed, BotProtocolError, Fault, FaultKind
 from referee.match import MatchConfig, MatchResult, play_match, safe_action
-from referee.matchlog import MatchLog, read_records, record_line, seed_commitment
+from referee.matchlog import MatchLog, record_line, seed_commitment
 from referee.remote import Jail, RemoteSeat
-from referee.replay import verify_log
+from referee.replay import read_records, verify_log
 from referee.rules import (
     Action,
     Discard,

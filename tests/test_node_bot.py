@@ -48,6 +48,7 @@ def run_node_bot(node: str, environment: dict[str, str]) -> tuple[int, str, str]
     return run_bot_process([node, "bot.js"], BOT_DIR, env, SERIES_TIMEOUT_S)
 
 
+@pytest.mark.slow
 def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:
     node = node_or_skip()
     manifest = tomllib.loads((BOT_DIR / "bot.toml").read_text())
@@ -62,6 +63,7 @@ def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_node_bot_errors_go_to_stderr_with_the_request(tmp_path: Path) -> None:
     node = node_or_skip()
 
@@ -81,6 +83,7 @@ def test_node_bot_errors_go_to_stderr_with_the_request(tmp_path: Path) -> None:
     assert 'not a card: "Zz"' in err
 
 
+@pytest.mark.slow
 def test_node_bot_fails_loudly_without_the_environment() -> None:
     node = node_or_skip()
     code, out, err = run_node_bot(node, {})

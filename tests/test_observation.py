@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.rules import (
+    DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     PASS_UPCARD,
@@ -17,7 +18,6 @@ from referee.rules import (
     observation,
     shuffled_deck,
 )
-from referee.rules.hand import DISCARDS
 
 
 def play_random(state: HandState, rng: random.Random, steps: int) -> list[Action]:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from protocol.manifest import load_manifest
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
-from referee.matchlog import read_records
+from referee.replay import read_records
 from referee.rules import RuleParams
 from referee.sandbox import (
     CpuPlacement,
@@ -102,6 +102,7 @@ def test_pinning_moves_every_thread_and_what_the_spawner_starts(placement: CpuPl
     assert on_spawner_thread(child_cpus, bot=True) == CPUS
 
 
+@pytest.mark.slow
 @two_cpus
 def test_a_pinned_match_runs_its_bots_on_their_cpus_and_logs_the_placement(
     placement: CpuPlacement, tmp_path: Path
@@ -146,6 +147,7 @@ def test_gin_play_refuses_to_pin_on_one_cpu(
     assert not log.exists()
 
 
+@pytest.mark.slow
 @two_cpus
 def test_gin_play_pins_cpus_and_says_so(tmp_path: Path) -> None:
     log = tmp_path / "play.jsonl"

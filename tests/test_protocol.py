@@ -11,19 +11,18 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol.codegen import GENERATED, generate
 from protocol.convert import (
     DECISION_KINDS,
-    RequestEncoder,
     action_from_pb,
     action_to_pb,
     cards_from_pb,
     hand_ended_from_pb,
     hand_ended_to_pb,
-    legal_actions_bytes,
     observation_from_pb,
     observation_to_pb,
     params_from_pb,
     params_to_pb,
     public_event_to_pb,
 )
+from protocol.wire import RequestEncoder, legal_actions_bytes
 from referee.rules import (
     Knock,
     PublicEvent,
@@ -33,8 +32,8 @@ from referee.rules import (
     SeriesState,
     observation,
     parse_cards,
+    public_view,
 )
-from referee.rules.hand import public_view
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -172,7 +171,7 @@ def test_request_encoder_writes_what_protobuf_would(seed: int, held: int, clock:
 def test_request_encoder_with_its_lane_caches_cleared_all_the_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("protocol.convert._LANES_KEPT", 1)
+    monkeypatch.setattr("protocol.wire._LANES_KEPT", 1)
     assert_requests_are_protobufs(seed=11, held=1, clock=1)
 
 

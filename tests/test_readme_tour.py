@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -26,6 +28,7 @@ def test_the_league_file_shown_is_docs_league_toml() -> None:
     assert block("### A league file", "toml") == (ROOT / "docs" / "league.toml").read_text()
 
 
+@pytest.mark.slow
 def test_the_tour_runs_as_written(tmp_path: Path) -> None:
     for name in ("sample_bots", "docs", ".venv"):
         (tmp_path / name).symlink_to(ROOT / name)

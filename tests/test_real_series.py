@@ -17,7 +17,10 @@ from referee.sandbox import Sandbox
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 
 
-@pytest.mark.parametrize(("first", "second"), [("node", "greedy"), ("greedy", "random")])
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [pytest.param("node", "greedy", marks=pytest.mark.slow), ("greedy", "random")],
+)
 def test_real_series_completes_and_its_log_verifies(
     first: str, second: str, tmp_path: Path
 ) -> None:

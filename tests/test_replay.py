@@ -16,6 +16,7 @@ from referee.faults import BotCrashed, StartupFailure
 from referee.matchlog import LOG_FORMAT, hand_salt, seed_commitment
 from referee.replay import (
     BadRecord,
+    LogNotFound,
     LogReadError,
     Replay,
     StepKind,
@@ -27,7 +28,6 @@ from referee.replay import (
     read_log,
     verify_log,
 )
-from referee.replay._find import LogNotFound
 from referee.rules import (
     CardSet,
     RandomPolicy,
@@ -37,7 +37,14 @@ from referee.rules import (
     shuffled_deck,
 )
 from referee.seats import Decision, InProcessSeat
-from tests.replay_logs import Blunders, play_golden_strikes, play_log, write_log
+from tests.replay_logs import (
+    Blunders,
+    play_golden_bank,
+    play_golden_strikes,
+    play_log,
+    write_log,
+)
+from tournaments.cli.words import step_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"
@@ -47,6 +54,8 @@ SANDBOXED = GOLDEN / "format1-sandboxed.jsonl"
 """Real sandboxed bot processes (greedy vs random, seed 5) with real decision times."""
 STRIKES2 = GOLDEN / "format2-strikes.jsonl"
 """Today's format (salted commitments): see ``tests.replay_logs.play_golden_strikes``."""
+BANK = GOLDEN / "format2-bank.jsonl"
+"""A seat that spends its time bank, then times out: see ``tests.replay_logs.play_golden_bank``."""
 
 Records = list[dict[str, Any]]
 
@@ -77,7 +86,9 @@ def failed_at(path: Path) -> BadRecord:
 
 
 @pytest.mark.parametrize(
-    "path", [STRIKES, SANDBOXED, STRIKES2], ids=["strikes", "sandboxed", "format2-strikes"]
+    "path",
+    [STRIKES, SANDBOXED, STRIKES2, BANK],
+    ids=["strikes", "sandboxed", "format2-strikes", "format2-bank"],
 )
 def test_golden_logs_read_and_verify(path: Path) -> None:
     report = verify_log(path)
@@ -103,6 +114,71 @@ def test_the_format2_golden_log_is_what_the_referee_writes(tmp_path: Path) -> No
     for line in (fresh[0], golden[0]):
         line.pop("started_at")
     assert fresh == golden, "the log changed: regenerate the golden (see play_golden_strikes)"
+
+
+def test_the_bank_golden_log_is_what_the_referee_writes(tmp_path: Path) -> None:
+    fresh, golden = records(play_golden_bank(tmp_path / "b.jsonl")), records(BANK)
+    for line in (fresh[0], golden[0]):
+        line.pop("started_at")
+    assert fresh == golden, "the log changed: regenerate the golden (see play_golden_bank)"
+
+
+def seat0_requests(lines: Records) -> list[int]:
+    return [i for i, line in enumerate(lines) if line["type"] == "request" and line["seat"] == 0]
+
+
+def test_the_bank_golden_log_spends_the_bank() -> None:
+    lines = records(BANK)
+    limits = [lines[index]["limit_ms"] for index in seat0_requests(lines)]
+    assert limits == [310.0, 250.0, 190.0, 130.0, 110.0, 110.0]
+
+
+def test_a_tampered_decision_time_breaks_the_bank(tmp_path: Path) -> None:
+    lines = records(BANK)
+    first_answer = first(lines, lambda r: r["type"] == "action" and r["seat"] == 0)
+    lines[first_answer]["ms"] = 100.0  # as if it had not touched the bank
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == seat0_requests(lines)[1] + 1
+    assert problem.reason == (
+        "limit_ms is 250, but the time control and seat 0's time bank give 310"
+    )
+
+
+def test_a_tampered_limit_is_caught(tmp_path: Path) -> None:
+    lines = records(BANK)
+    index = seat0_requests(lines)[3]
+    lines[index]["limit_ms"] = 190.0  # the bank charged once too few
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == index + 1
+    assert "seat 0's time bank give 130" in problem.reason
+
+
+def test_a_tampered_timing_statistic_is_caught(tmp_path: Path) -> None:
+    lines = records(BANK)
+    lines[-1]["stats"][0]["mean_ms"] = 160.0
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == len(lines)
+    assert problem.reason == "seat 0's mean_ms is 160.0, the log gives 138.333"
+
+
+def test_a_tampered_tally_in_the_result_is_caught(tmp_path: Path) -> None:
+    lines = records(BANK)
+    lines[-1]["faults"][0]["elapsed_ms"] = 100.0
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == len(lines)
+    assert problem.reason.startswith("faults list 3, the log records 3")
+    lines = records(BANK)
+    lines[-1]["stats"][0]["faults"] = {"timeout": 2}
+    problem = failed_at(write(tmp_path, lines, "strikes.jsonl"))
+    assert problem.reason == "seat 0's faults is {'timeout': 2}, the log gives {'timeout': 3}"
+
+
+def test_result_statistics_of_the_wrong_type_are_unreadable(tmp_path: Path) -> None:
+    lines = records(BANK)
+    lines[-1]["stats"][0]["decisions"] = "6"
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == len(lines)
+    assert problem.reason == "field 'decisions' must be a whole number, not '6'"
 
 
 def test_the_format2_golden_log_is_salted() -> None:
@@ -497,7 +573,8 @@ def check_seat_views(replay: Replay) -> None:
                 assert set(hidden.known) <= seen[seat]
             if step.kind is not StepKind.FAULT:  # a fault's detail is sent to both seats as is
                 named = {str(card) for card in seen[seat]}
-                assert set(CARD.findall(step.text(seat))) <= named, (step.index, step.text(seat))
+                text = step_text(step, seat, replay.names)
+                assert set(CARD.findall(text)) <= named, (step.index, text)
 
 
 def test_seat_views_of_the_golden_log_show_no_hidden_card() -> None:
@@ -542,7 +619,7 @@ def test_a_replay_of_a_bad_log_ends_with_a_note(tmp_path: Path) -> None:
     note = replay.steps[-1]
     assert note.kind is StepKind.NOTE
     assert note.line == index + 1
-    assert "points is" in note.text(0)
+    assert "points is" in step_text(note, 0, replay.names)
     assert replay.steps[-2].line < index + 1
 
 

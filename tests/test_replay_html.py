@@ -18,6 +18,7 @@ import pytest
 from referee.replay import load_replay
 from tests.chromium import Chromium, find_chromium
 from tournaments.cli.replay_html import replay_html
+from tournaments.cli.words import step_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"
@@ -70,7 +71,7 @@ def test_a_seats_page_holds_only_what_that_seat_saw(pages: dict[str, Path]) -> N
             showdown = table["showdown"]
             if showdown is None or showdown["knocker"] is None:
                 assert other["cards"] is None
-            assert view["text"] == original.text(seat)
+            assert view["text"] == step_text(original, seat, replay.names)
     referee = page_data(pages["referee"].read_text())
     assert len(referee["views"]) == 3
     assert referee["steps"][1]["v"][0]["table"]["stock"] is not None
@@ -121,6 +122,7 @@ def shown(browser: Chromium) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_page_steps_in_chromium(browser: Chromium, pages: dict[str, Path]) -> None:
     browser.open(pages["referee"])
@@ -168,6 +170,7 @@ def test_the_page_steps_in_chromium(browser: Chromium, pages: dict[str, Path]) -
     assert all(url.startswith("file:") for url in browser.requests()), browser.requests()
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_a_seats_page_in_chromium_shows_backs(browser: Chromium, pages: dict[str, Path]) -> None:
     browser.open(pages["seat0"])

@@ -20,6 +20,7 @@ import pytest
 
 from referee.matchlog import action_to_dict, record_line
 from referee.rules import (
+    CARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     PASS_UPCARD,
@@ -40,7 +41,6 @@ from referee.rules import (
     parse_cards,
     score_hand,
 )
-from referee.rules.cards import CARDS
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "docs" / "rules.md"

@@ -60,6 +60,7 @@ def opponent(name: str, seed: int) -> Policy:
     return GreedyPolicy(knock_at=10) if name == "greedy" else RandomPolicy(seed=seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("strong_seat", [0, 1])
 @pytest.mark.parametrize("other", ["greedy", "random"])

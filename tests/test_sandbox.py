@@ -300,6 +300,7 @@ def denied(report: dict[str, object], name: str, *errnos: int) -> None:
     assert outcome[1] in errnos, f"{name}: {errno.errorcode.get(outcome[1], outcome[1])}"
 
 
+@pytest.mark.slow
 def test_no_network_at_all(probe_run: dict[str, object]) -> None:
     report = report_of(probe_run)
     denied(report, "inet_socket", errno.EPERM)
@@ -311,12 +312,14 @@ def test_no_network_at_all(probe_run: dict[str, object]) -> None:
     assert "abstract" not in probe_run["accepted"]  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_reaches_its_referee_socket(probe_run: dict[str, object]) -> None:
     report = report_of(probe_run)
     assert report["referee_socket"] == ["ok", "hi"]
     assert "ref" in probe_run["accepted"]  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_code_is_read_only_and_tmp_is_writable(probe_run: dict[str, object]) -> None:
     report = report_of(probe_run)
     denied(report, "write_code_new", errno.EROFS, errno.EACCES)
@@ -326,6 +329,7 @@ def test_code_is_read_only_and_tmp_is_writable(probe_run: dict[str, object]) -> 
     assert report["cwd"] == "/bot"
 
 
+@pytest.mark.slow
 def test_cannot_swap_or_delete_its_socket(probe_run: dict[str, object]) -> None:
     report = report_of(probe_run)
     for name in ("unlink_socket", "rename_socket", "symlink_in_run"):
@@ -341,6 +345,7 @@ def test_cannot_swap_or_delete_its_socket(probe_run: dict[str, object]) -> None:
         assert info.st_uid == jail.lease.uid
 
 
+@pytest.mark.slow
 def test_cannot_read_secrets_or_touch_the_referee(probe_run: dict[str, object]) -> None:
     need(Layer.USER, Layer.SECCOMP)
     report = report_of(probe_run)
@@ -354,6 +359,7 @@ def test_cannot_read_secrets_or_touch_the_referee(probe_run: dict[str, object]) 
     assert len(pids) <= 3, pids
 
 
+@pytest.mark.slow
 def test_sees_nothing_else_of_the_host(probe_run: dict[str, object]) -> None:
     report = report_of(probe_run)
     denied(report, "other_code", errno.ENOENT)
@@ -366,6 +372,7 @@ def test_sees_nothing_else_of_the_host(probe_run: dict[str, object]) -> None:
     assert set(project[1]) <= {".venv", "protocol", "referee", "sample_bots"}
 
 
+@pytest.mark.slow
 def test_runs_as_its_own_uid_with_no_privileges(probe_run: dict[str, object]) -> None:
     need(Layer.USER)
     report = report_of(probe_run)
@@ -383,6 +390,7 @@ def test_runs_as_its_own_uid_with_no_privileges(probe_run: dict[str, object]) ->
     assert report["open_fds"] == [], "fds leaked into the bot"
 
 
+@pytest.mark.slow
 def test_two_jails_cannot_read_each_others_code(probe_run: dict[str, object]) -> None:
     """Even with no bwrap, the user layer alone keeps bot A out of bot B's code."""
     need(Layer.USER)
@@ -401,6 +409,7 @@ def test_two_jails_cannot_read_each_others_code(probe_run: dict[str, object]) ->
     assert b"Permission denied" in result.stderr
 
 
+@pytest.mark.slow
 def test_teardown_removes_folder_and_cgroup(sandbox: Sandbox, tmp_path: Path) -> None:
     code = write_bot(tmp_path / "bot", "import time; print('up', flush=True); time.sleep(60)\n")
     jail = sandbox.prepare("teardown-seat0", code)
@@ -418,6 +427,7 @@ def test_teardown_removes_folder_and_cgroup(sandbox: Sandbox, tmp_path: Path) ->
     assert zombies == []  # the sandbox's pid-1 process, orphaned to this subreaper, was reaped
 
 
+@pytest.mark.slow
 def test_token_is_in_no_command_line(sandbox: Sandbox, tmp_path: Path) -> None:
     token = secrets.token_hex(20)
     source = "import os, time; print(os.environ['GIN_TOKEN'][:4], flush=True); time.sleep(60)\n"
@@ -433,6 +443,7 @@ def test_token_is_in_no_command_line(sandbox: Sandbox, tmp_path: Path) -> None:
 # --- limits ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tmpfs_is_small(tmp_path: Path) -> None:
     need(Layer.BWRAP)
     source = """
@@ -454,6 +465,7 @@ def test_tmpfs_is_small(tmp_path: Path) -> None:
     assert (status, out.strip()) == (0, "ENOSPC"), err
 
 
+@pytest.mark.slow
 def test_memory_bomb_is_stopped(tmp_path: Path) -> None:
     source = """
     hoard = []
@@ -474,6 +486,7 @@ def test_memory_bomb_is_stopped(tmp_path: Path) -> None:
     assert "survived" not in out
 
 
+@pytest.mark.slow
 def test_fork_bomb_is_capped(tmp_path: Path) -> None:
     need(Layer.CGROUP)
     source = """
@@ -500,6 +513,7 @@ def test_fork_bomb_is_capped(tmp_path: Path) -> None:
     assert failure == "Resource temporarily unavailable"
 
 
+@pytest.mark.slow
 def test_cpu_spin_ignoring_sigxcpu_is_killed(tmp_path: Path) -> None:
     need(Layer.RLIMITS)
     source = """
@@ -534,6 +548,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.slow
 def test_escapers_and_sigterm_ignorers_are_all_killed(sandbox: Sandbox, tmp_path: Path) -> None:
     with jail_of(sandbox, "escaper", write_bot(tmp_path, ESCAPER)) as jail:
         process = jail.spawn([sys.executable, "bot.py"], bot_env())
@@ -568,6 +583,7 @@ os._exit(0)
 """
 
 
+@pytest.mark.slow
 def test_bot_dies_with_the_referee(tmp_path: Path) -> None:
     need(Layer.PDEATHSIG)
     code = write_bot(tmp_path / "bot", "import time; print('up', flush=True); time.sleep(60)\n")
@@ -606,6 +622,7 @@ def test_bot_dies_with_the_referee(tmp_path: Path) -> None:
     assert sweep_jails(root).empty  # nothing twice
 
 
+@pytest.mark.slow
 def test_a_sweep_leaves_live_jails_alone(sandbox: Sandbox, tmp_path: Path) -> None:
     """Jails of a running referee (this process) are never swept, in this process or another;
     a jail folder without its owner lock counts as being made until it is a minute old."""
@@ -656,6 +673,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_degraded_mode_keeps_seccomp_rlimits_and_cleanup(tmp_path: Path) -> None:
     """Without user, bwrap and cgroup (switched off here), a bot still gets the seccomp filter
     (through the launcher), rlimits, NO_NEW_PRIVS, and a teardown that finds its children."""
@@ -695,6 +713,7 @@ with Sandbox(root_dir=Path(sys.argv[1])) as box:
 """
 
 
+@pytest.mark.slow
 def test_bot_users_are_exclusive_across_referee_processes(sandbox: Sandbox, tmp_path: Path) -> None:
     need(Layer.USER)
     code = write_bot(tmp_path / "bot", "pass\n")

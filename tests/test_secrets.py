@@ -23,7 +23,8 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from referee.matchlog import hand_salt, read_records, stderr_path
+from referee.matchlog import hand_salt, stderr_path
+from referee.replay import read_records
 from referee.rules import shuffled_deck
 from tests.hostile_bots import hostile_folder
 from tests.test_hostile import GREEDY
@@ -75,6 +76,7 @@ def gin_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *flags: str) -> Pa
     return log
 
 
+@pytest.mark.slow
 def test_gin_play_shows_a_bot_nothing_of_its_seed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,6 +87,7 @@ def test_gin_play_shows_a_bot_nothing_of_its_seed(
     assert str(USER_SEED) not in read_records(log)[0]["match_id"]
 
 
+@pytest.mark.slow
 def test_gin_play_with_public_deals_can_be_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +120,7 @@ def league_survey(tmp_path: Path, public: bool) -> tuple[Path, int, Path]:
     return log, [seat["name"] for seat in seats].index("hostile"), home
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("public", [False, True], ids=["keyed", "public-deals"])
 def test_a_league_shows_a_bot_nothing_of_its_seed(tmp_path: Path, public: bool) -> None:
     log, seat, home = league_survey(tmp_path, public)

@@ -31,9 +31,11 @@ changes none of the existing ones.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import itertools
+import json
 import re
 import secrets
 import time
@@ -45,7 +47,7 @@ from typing import Any, Final
 from referee.control import FaultPolicy, TimeControl
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
-from tournaments.store import MatchRow, Store
+from tournaments.store import MatchRow, MatchState, Store
 
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 KNOWN_KEYS: Final = {
@@ -287,7 +289,7 @@ def schedule(config: LeagueConfig, idents: list[str], secret: bytes | None) -> l
                     seats[1],
                     _deal_seed(config, secret, pairing, deal),
                     mirror,
-                    "pending",
+                    MatchState.PENDING,
                     0,
                     "",
                 )
@@ -306,19 +308,55 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
         idents = [resolve(store, spec).ident for spec in config.bots]
     except RegistryError as error:
         raise LeagueError(str(error)) from None
-    stored = store.league_config(config.name)
+    stored = stored_league(store, config.name)
     secret = store.league_secret(config.name)
     if secret is None:  # a new league, or one from before secrets: its new matches get one
         secret = league_secret(config, store.secret("home"))
-    document = {**config.to_dict(), "resolved": idents}
     if stored is not None:
-        before = {key: value for key, value in stored.items() if key not in ("bots", "resolved")}
-        before.setdefault("public_deals", False)  # stored before the field existed
-        after = {key: value for key, value in document.items() if key not in ("bots", "resolved")}
-        if before != after or not set(stored["resolved"]) <= set(idents):
+        before, after = (dataclasses.replace(c, bots=()) for c in (stored.config, config))
+        if before != after or not set(stored.resolved) <= set(idents):
             raise LeagueError(
                 f"league {config.name} exists with other settings: only adding bots is allowed; "
                 "create a league with a new name"
             )
+    document = StoredLeague(config, tuple(idents)).to_json()
     added = store.save_league(config.name, document, schedule(config, idents, secret), secret)
     return idents, added
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLeague:
+    """A league as the store keeps it: its definition, and the bots its names resolved to."""
+
+    config: LeagueConfig
+    resolved: tuple[str, ...]
+    """``name@version`` of each bot (the definition may name the latest version only)."""
+
+    def to_json(self) -> str:
+        """The store's ``config`` column."""
+        return json.dumps(
+            {**self.config.to_dict(), "resolved": list(self.resolved)}, sort_keys=True
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> StoredLeague:
+        """Read :meth:`to_json`'s form (a league stored before a field existed gets its default).
+
+        Raises:
+            LeagueError: not a league definition.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise LeagueError("bad league definition: not a JSON object")
+        resolved = data.pop("resolved", [])
+        return cls(LeagueConfig.from_dict(data), tuple(str(ident) for ident in resolved))
+
+
+def stored_league(store: Store, name: str) -> StoredLeague | None:
+    """A league as stored (``None``: there is none of that name).
+
+    Raises:
+        LeagueError: what is stored is not a league definition.
+    """
+    text = store.league_config(name)
+    return None if text is None else StoredLeague.from_json(text)

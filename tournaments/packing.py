@@ -22,7 +22,8 @@ from referee.sandbox import private_dir, remove_tree
 
 
 class BotCodeMismatchError(RuntimeError):
-    """A bot's code did not hash to what the registry says it is."""
+    """A bot's code did not hash to what the registry says it is: in a bundle, in the registry
+    copy, or in the folder a match process was given (it refuses to play it)."""
 
 
 def _reset(info: tarfile.TarInfo) -> tarfile.TarInfo:

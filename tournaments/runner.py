@@ -23,16 +23,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import trio
 
-from referee.sandbox import sweep_jails
 from tournaments.executors import Executor, ExecutorError
 from tournaments.executors.local import LocalExecutor
 from tournaments.league import LeagueConfig
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, parse_spec
-from tournaments.store import MatchRow, ResultRow, Store
+from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
@@ -89,7 +89,10 @@ class LeagueRunner:
         self.listener = listener or (lambda _progress: None)
         counts = store.counts(config.name)
         self.progress = Progress(
-            config.name, sum(counts.values()), counts.get("done", 0), slots=self.executor.slots
+            config.name,
+            sum(counts.values()),
+            counts.get(MatchState.DONE, 0),
+            slots=self.executor.slots,
         )
 
     async def run(self) -> Progress:
@@ -103,12 +106,12 @@ class LeagueRunner:
             return await self._run()
 
     async def _run(self) -> Progress:
-        swept = await trio.to_thread.run_sync(sweep_jails)  # of referees killed earlier
-        if swept.jails:
-            self.progress.faults.append(f"swept {len(swept.jails)} jail(s) of killed referees")
+        swept = await self.executor.sweep()
+        if swept:
+            self.progress.faults.append(f"swept {swept} jail(s) of killed referees")
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
-        pending = self.store.matches(self.config.name, "pending")
+        pending = self.store.matches(self.config.name, MatchState.PENDING)
         limiter = trio.CapacityLimiter(self.progress.slots)
         pairs = {duplicate_pair(match): trio.Lock() for match in pending}
         try:
@@ -144,16 +147,16 @@ class LeagueRunner:
     async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter, pair: trio.Lock) -> None:
         async with pair, limiter:  # the pair first: a leg waiting for its mirror holds no slot
             for attempt in range(1, RETRIES + 1):
-                outcome = await self._attempt(match)
-                if outcome is None:
+                failure = await self._attempt(match)
+                if failure is None:
                     return
                 if attempt == RETRIES:
-                    self.store.mark(match.match_id, "failed", outcome)
+                    self.store.mark(match.match_id, MatchState.FAILED, failure.message)
                     self.progress.failed += 1
-                    self.progress.faults.append(f"{match.match_id}: worker failed: {outcome}")
+                    self.progress.faults.append(f"{match.match_id}: worker failed: {failure}")
                     self.listener(self.progress)
 
-    async def _attempt(self, match: MatchRow) -> str | None:
+    async def _attempt(self, match: MatchRow) -> WorkerFailure | None:
         """One worker run; None when a result was recorded, else what went wrong."""
         self.store.mark_running(match.match_id)
         log_path = self._fresh_log(match)
@@ -164,35 +167,35 @@ class LeagueRunner:
             outcome = await self.executor.play(self._job(match, log_path))
         finally:
             self.progress.running.pop(match.match_id, None)
-        if isinstance(outcome, str):
+        if isinstance(outcome, WorkerFailure):
             return outcome
         self._record(match, outcome, log_path)
         self.progress.durations.append(time.monotonic() - started)
         self.listener(self.progress)
         return None
 
-    def _record(self, match: MatchRow, outcome: dict[str, Any], log_path: Path) -> None:
-        summary = outcome["summary"]
-        summary["seats"] = [match.seat0, match.seat1]
-        summary["duplicate_of"] = match.duplicate_of
+    def _record(self, match: MatchRow, outcome: MatchOutcome, log_path: Path) -> None:
+        summary = outcome.summary
+        seats = (match.seat0, match.seat1)
         fresh = self.store.record_result(
             ResultRow(
                 match.match_id,
                 self.config.name,
-                summary["winner"],
-                summary["end"],
-                outcome["reason"],
+                summary.winner,
+                summary.end,
+                outcome.reason,
                 summary,
                 str(log_path),
+                seats,
+                match.duplicate_of,
             )
         )
         if fresh:
             self.progress.done += 1
             self.progress.finished_now += 1
-            seats = (match.seat0, match.seat1)
-            for fault in summary["faults"]:
+            for fault in summary.faults:
                 self.progress.faults.append(
-                    f"{seats[fault['seat']]}: {fault['kind']}: {fault['detail']}"[:160]
+                    f"{seats[fault.seat]}: {fault.kind.value}: {fault.detail}"[:160]
                 )
 
     def _fresh_log(self, match: MatchRow) -> Path:
@@ -204,27 +207,27 @@ class LeagueRunner:
             path.rename(path.with_name(f"{path.name}.aborted-{int(time.time() * 1000)}"))
         return path
 
-    def _job(self, match: MatchRow, log_path: Path) -> dict[str, Any]:
-        bots, hashes = [], []
-        for ident in (match.seat0, match.seat1):
-            name, version = parse_spec(ident)
-            row = self.store.bot(name, version)
-            if row is None:
-                raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
-            bots.append(str(row.path))
-            hashes.append(row.hash)
-        return {
-            "match_id": match.match_id,
-            "seed": match.seed,
-            "bots": bots,
-            "hashes": hashes,
-            "rules": self.config.rules.to_dict(),
-            "time_control": self.config.time_control.to_dict(),
-            "fault_policy": self.config.fault_policy.to_dict(),
-            "log": str(log_path),
-            "strict": self.strict,
-            "parent": os.getpid(),
-        }
+    def _job(self, match: MatchRow, log_path: Path) -> MatchJob:
+        bots = [self._bot(ident, match) for ident in (match.seat0, match.seat1)]
+        return MatchJob(
+            match.match_id,
+            match.seed,
+            (str(bots[0].path), str(bots[1].path)),
+            (bots[0].hash, bots[1].hash),
+            self.config.rules,
+            self.config.time_control,
+            self.config.fault_policy,
+            str(log_path),
+            self.strict,
+            os.getpid(),
+        )
+
+    def _bot(self, ident: str, match: MatchRow) -> BotRow:
+        name, version = parse_spec(ident)
+        row = self.store.bot(name, version)
+        if row is None:
+            raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
+        return row
 
 
 def duplicate_pair(match: MatchRow) -> str:

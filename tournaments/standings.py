@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
+from tournaments.records import MatchSummary
 from tournaments.store import ResultRow
 
 ELO: Final = 400 / math.log(10)
@@ -120,14 +121,12 @@ def _count(results: Sequence[ResultRow]) -> dict[str, BotStanding]:
     table: dict[str, BotStanding] = {}
     times: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for result in results:
-        summary = result.summary
-        seats = summary["seats"]
-        for seat in (0, 1):
-            line = table.setdefault(seats[seat], BotStanding(seats[seat]))
-            _add_series(line, summary, seat)
-            stats = summary["stats"][seat]
-            times[seats[seat]].append((int(stats["decisions"]), float(stats["mean_ms"])))
-            line.worst_ms = max(line.worst_ms, float(stats["max_ms"]))
+        for seat, bot in enumerate(result.seats):
+            line = table.setdefault(bot, BotStanding(bot))
+            _add_series(line, result.summary, seat)
+            stats = result.summary.stats[seat]
+            times[bot].append((stats.decisions, stats.mean_ms))
+            line.worst_ms = max(line.worst_ms, stats.max_ms)
     for bot, pairs in times.items():
         decisions = sum(count for count, _ in pairs)
         table[bot].decisions = decisions
@@ -136,31 +135,31 @@ def _count(results: Sequence[ResultRow]) -> dict[str, BotStanding]:
     return table
 
 
-def _add_series(line: BotStanding, summary: dict[str, Any], seat: int) -> None:
+def _add_series(line: BotStanding, summary: MatchSummary, seat: int) -> None:
     other = 1 - seat
     line.series += 1
-    winner = summary["winner"]
+    winner = summary.winner
     if winner is None:
         line.series_drawn += 1
     elif winner == seat:
         line.series_won += 1
     else:
         line.series_lost += 1
-    if seat in summary.get("forfeited", []):
+    if seat in summary.forfeited:
         line.forfeits += 1
-    line.games_won += sum(1 for game in summary["game_winners"] if game == seat)
-    line.games_lost += sum(1 for game in summary["game_winners"] if game == other)
-    mine, theirs = summary["hand_stats"][seat], summary["hand_stats"][other]
-    line.hands_won += mine.get("hands_won", 0)
-    line.points_for += mine.get("points", 0)
-    line.points_against += theirs.get("points", 0)
-    line.gins += mine.get("gins", 0)
-    line.knocks += mine.get("knocks", 0)
-    line.undercuts_given += mine.get("undercuts_given", 0)
-    line.undercuts_suffered += mine.get("undercuts_suffered", 0)
-    for fault in summary["faults"]:
-        if fault["seat"] == seat:
-            line.faults[fault["kind"]] = line.faults.get(fault["kind"], 0) + 1
+    line.games_won += sum(1 for game in summary.game_winners if game == seat)
+    line.games_lost += sum(1 for game in summary.game_winners if game == other)
+    mine, theirs = summary.hand_stats[seat], summary.hand_stats[other]
+    line.hands_won += mine.hands_won
+    line.points_for += mine.points
+    line.points_against += theirs.points
+    line.gins += mine.gins
+    line.knocks += mine.knocks
+    line.undercuts_given += mine.undercuts_given
+    line.undercuts_suffered += mine.undercuts_suffered
+    for fault in summary.faults:
+        if fault.seat == seat:
+            line.faults[fault.kind.value] = line.faults.get(fault.kind.value, 0) + 1
 
 
 # --- ratings -----------------------------------------------------------------------------------
@@ -173,10 +172,9 @@ def outcomes(results: Iterable[ResultRow]) -> list[Outcome]:
     """Each series as (seat 0's bot, seat 1's bot, seat 0's score)."""
     found = []
     for result in results:
-        seats = result.summary["seats"]
-        winner = result.summary["winner"]
+        winner = result.summary.winner
         score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-        found.append((seats[0], seats[1], score))
+        found.append((result.seats[0], result.seats[1], score))
     return found
 
 
@@ -279,17 +277,15 @@ def _paired_margins(results: Sequence[ResultRow]) -> dict[tuple[str, str], list[
     by_id = {result.match_id: result for result in results}
     margins: dict[tuple[str, str], list[float]] = defaultdict(list)
     for result in results:
-        mirror = result.summary.get("duplicate_of")
+        mirror = result.duplicate_of
         if mirror is None or mirror not in by_id:
             continue
         first = by_id[mirror]
-        bot, opponent = first.summary["seats"]
+        bot, opponent = first.seats
         points: dict[str, int] = defaultdict(int)
         for leg in (first, result):
             for seat in (0, 1):
-                points[leg.summary["seats"][seat]] += leg.summary["hand_stats"][seat].get(
-                    "points", 0
-                )
+                points[leg.seats[seat]] += leg.summary.hand_stats[seat].points
         margin = points[bot] - points[opponent]
         margins[bot, opponent].append(margin)
         margins[opponent, bot].append(-margin)

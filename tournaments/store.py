@@ -1,12 +1,16 @@
 """The store: one SQLite file (WAL) with bots, leagues, scheduled matches and results.
 
 A result is keyed by its match id and written once (``INSERT OR IGNORE``), so a retried,
-resumed or duplicated match can never count twice. Every result points at its match log.
+resumed or duplicated match can never count twice. Every result points at its match log; its
+summary (a :class:`~tournaments.records.MatchSummary`, with the seats and the duplicate pair) is
+JSON in the ``summary`` column, written by :meth:`ResultRow.stored_summary` and read by
+:meth:`ResultRow.from_stored`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import secrets
@@ -17,6 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from referee.match import MatchEnd
+from tournaments.records import MatchSummary
 
 SCHEMA_VERSION: Final = 1
 SECRET_BYTES: Final = 32
@@ -67,6 +74,18 @@ CREATE TABLE IF NOT EXISTS results (
 """
 
 
+class MatchState(enum.StrEnum):
+    """Where a scheduled match is (the ``state`` column holds its value)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    """A worker has it (or had it, when a runner died: the next run puts it back)."""
+    DONE = "done"
+    """Its result is recorded."""
+    FAILED = "failed"
+    """Its worker failed every attempt (the next run tries again)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BotRow:
     """A submitted bot."""
@@ -97,22 +116,65 @@ class MatchRow:
     seat1: str
     seed: int
     duplicate_of: str | None
-    state: str
+    state: MatchState
     attempts: int
     note: str
 
 
 @dataclass(frozen=True, slots=True)
 class ResultRow:
-    """A recorded result; ``summary`` is the match's JSON summary (see the runner)."""
+    """A recorded result: what the standings are computed from."""
 
     match_id: str
     league: str
     winner: int | None
-    end: str
+    end: MatchEnd
     reason: str
-    summary: dict[str, Any]
+    summary: MatchSummary
     log_path: str
+    seats: tuple[str, str]
+    """Who played each seat (``name@version``)."""
+    duplicate_of: str | None = None
+    """The first leg of the duplicate pair this match is the second leg of."""
+
+    def stored_summary(self) -> str:
+        """The ``summary`` column: the summary's JSON, with the seats and the duplicate pair."""
+        document = {
+            **self.summary.to_dict(),
+            "seats": list(self.seats),
+            "duplicate_of": self.duplicate_of,
+        }
+        return json.dumps(document, sort_keys=True)
+
+    @classmethod
+    def from_stored(  # noqa: PLR0917 - the table's columns, in its order
+        cls,
+        match_id: str,
+        league: str,
+        winner: int | None,
+        end: str,
+        reason: str,
+        summary: dict[str, Any],
+        log_path: str,
+    ) -> ResultRow:
+        """A result from its columns (``summary`` parsed), whenever it was stored.
+
+        Raises:
+            KeyError, TypeError, ValueError: a summary that is not one.
+        """
+        first, second = (str(seat) for seat in summary["seats"])
+        mirror = summary.get("duplicate_of")
+        return cls(
+            match_id,
+            league,
+            winner,
+            MatchEnd(end),
+            reason,
+            MatchSummary.from_dict(summary),
+            log_path,
+            (first, second),
+            None if mirror is None else str(mirror),
+        )
 
 
 class Store:
@@ -203,10 +265,11 @@ class Store:
 
     # --- leagues and matches -------------------------------------------------------------------
 
-    def league_config(self, name: str) -> dict[str, Any] | None:
-        """A league's stored configuration."""
+    def league_config(self, name: str) -> str | None:
+        """A league's stored definition: the JSON that ``tournaments.league.StoredLeague``
+        writes and reads."""
         found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
-        return None if found is None else dict(json.loads(found["config"]))
+        return None if found is None else str(found["config"])
 
     def league_secret(self, name: str) -> bytes | None:
         """The secret a league's deal seeds derive from (``None``: a league from before secrets,
@@ -231,11 +294,12 @@ class Store:
         return [row["name"] for row in self.db.execute("SELECT name FROM leagues ORDER BY name")]
 
     def save_league(
-        self, name: str, config: dict[str, Any], matches: list[MatchRow], secret: bytes | None
+        self, name: str, config: str, matches: list[MatchRow], secret: bytes | None
     ) -> int:
-        """Create or extend a league; returns how many matches were new. ``secret`` is kept from
-        the league's creation on (extending a league never changes it; a league from before
-        secrets gets it at its first extension)."""
+        """Create or extend a league (``config``: its definition's JSON, as
+        :meth:`league_config` gives it back); returns how many matches were new. ``secret`` is
+        kept from the league's creation on (extending a league never changes it; a league from
+        before secrets gets it at its first extension)."""
         with self.transaction() as db:
             db.execute(
                 "INSERT INTO leagues (name, config, created_at, secret) VALUES (?, ?, ?, ?)"
@@ -243,7 +307,7 @@ class Store:
                 " secret = COALESCE(leagues.secret, excluded.secret)",
                 (
                     name,
-                    json.dumps(config, sort_keys=True),
+                    config,
                     time.time(),
                     None if secret is None else secret.hex(),
                 ),
@@ -268,38 +332,38 @@ class Store:
             )
             return db.total_changes - before
 
-    def matches(self, league: str, state: str | None = None) -> list[MatchRow]:
+    def matches(self, league: str, state: MatchState | None = None) -> list[MatchRow]:
         """A league's matches (in schedule order), optionally in one state."""
         query = "SELECT * FROM matches WHERE league = ?"
-        args: tuple[Any, ...] = (league,)
+        args: tuple[str, ...] = (league,)
         if state is not None:
             query += " AND state = ?"
-            args += (state,)
+            args += (state.value,)
         rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
-        return [MatchRow(**dict(row)) for row in rows]
+        return [_match(row) for row in rows]
 
-    def counts(self, league: str) -> dict[str, int]:
+    def counts(self, league: str) -> dict[MatchState, int]:
         """How many matches are in each state."""
         rows = self.db.execute(
             "SELECT state, COUNT(*) AS n FROM matches WHERE league = ? GROUP BY state", (league,)
         ).fetchall()
-        return {row["state"]: row["n"] for row in rows}
+        return {MatchState(row["state"]): row["n"] for row in rows}
 
     def reset_running(self, league: str, *, retry_failed: bool = False) -> int:
         """Matches left 'running' by a runner that died (and, with ``retry_failed``, those whose
         worker failed) go back to 'pending'; returns how many."""
-        states = ("running", "failed") if retry_failed else ("running",)
+        states = (MatchState.RUNNING, MatchState.FAILED) if retry_failed else (MatchState.RUNNING,)
         with self.transaction() as db:
             cursor = db.execute(
-                f"UPDATE matches SET state = 'pending' WHERE league = ? AND state IN "
+                f"UPDATE matches SET state = ? WHERE league = ? AND state IN "
                 f"({', '.join('?' for _ in states)})"
                 " AND match_id NOT IN (SELECT match_id FROM results)",
-                (league, *states),
+                (MatchState.PENDING.value, league, *(state.value for state in states)),
             )
             db.execute(
-                "UPDATE matches SET state = 'done' WHERE league = ? AND state != 'done'"
+                "UPDATE matches SET state = ?1 WHERE league = ?2 AND state != ?1"
                 " AND match_id IN (SELECT match_id FROM results)",
-                (league,),
+                (MatchState.DONE.value, league),
             )
         return cursor.rowcount
 
@@ -307,16 +371,16 @@ class Store:
         """A worker has the match."""
         with self.transaction() as db:
             db.execute(
-                "UPDATE matches SET state = 'running', attempts = attempts + 1 WHERE match_id = ?",
-                (match_id,),
+                "UPDATE matches SET state = ?, attempts = attempts + 1 WHERE match_id = ?",
+                (MatchState.RUNNING.value, match_id),
             )
 
-    def mark(self, match_id: str, state: str, note: str = "") -> None:
+    def mark(self, match_id: str, state: MatchState, note: str = "") -> None:
         """Set a match's state (pending after an interrupted run, failed after retries)."""
         with self.transaction() as db:
             db.execute(
-                "UPDATE matches SET state = ?, note = ? WHERE match_id = ? AND state != 'done'",
-                (state, note, match_id),
+                "UPDATE matches SET state = ?, note = ? WHERE match_id = ? AND state != ?",
+                (state.value, note, match_id, MatchState.DONE.value),
             )
 
     # --- results -------------------------------------------------------------------------------
@@ -331,15 +395,27 @@ class Store:
                     row.match_id,
                     row.league,
                     row.winner,
-                    row.end,
+                    row.end.value,
                     row.reason,
-                    json.dumps(row.summary, sort_keys=True),
+                    row.stored_summary(),
                     row.log_path,
                     time.time(),
                 ),
             )
-            db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (row.match_id,))
+            db.execute(
+                "UPDATE matches SET state = ? WHERE match_id = ?",
+                (MatchState.DONE.value, row.match_id),
+            )
         return cursor.rowcount > 0
+
+    def rewrite_summaries(self, rows: list[ResultRow]) -> None:
+        """Store these results' summaries in place of those recorded (their statistics
+        recomputed from their logs, say); nothing else of a result changes."""
+        with self.transaction() as db:
+            db.executemany(
+                "UPDATE results SET summary = ? WHERE match_id = ?",
+                [(row.stored_summary(), row.match_id) for row in rows],
+            )
 
     def results(self, league: str) -> list[ResultRow]:
         """Every result of a league, in schedule order."""
@@ -356,8 +432,12 @@ class Store:
         return None if row is None else _result(row)
 
 
+def _match(row: sqlite3.Row) -> MatchRow:
+    return MatchRow(**{**dict(row), "state": MatchState(row["state"])})
+
+
 def _result(row: sqlite3.Row) -> ResultRow:
-    return ResultRow(
+    return ResultRow.from_stored(
         row["match_id"],
         row["league"],
         row["winner"],

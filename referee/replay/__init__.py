@@ -6,7 +6,7 @@ Logs are read by a reader per format version (:func:`read_log`), so old logs sta
 """
 
 from referee.replay._find import RUNS_DIR, LogNotFound, find_log
-from referee.replay._read import known_formats, read_log, read_text
+from referee.replay._read import known_formats, read_log, read_records, read_text
 from referee.replay._records import (
     ActionRecord,
     BadRecord,
@@ -20,11 +20,11 @@ from referee.replay._records import (
     Request,
     ResultRecord,
     SeatIdentity,
+    VerifyStatus,
 )
 from referee.replay._verify import (
     Replay,
     VerifyReport,
-    VerifyStatus,
     build_replay,
     load_replay,
     verify_log,
@@ -72,6 +72,7 @@ __all__ = [
     "known_formats",
     "load_replay",
     "read_log",
+    "read_records",
     "read_text",
     "verify_log",
     "verify_records",

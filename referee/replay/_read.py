@@ -78,6 +78,21 @@ def _readers() -> dict[int, VersionReader]:
     return {1: _v1.read, 2: _v1.read}
 
 
+def _reader(header: dict[str, Any], path: Path | None) -> VersionReader:
+    """The reader of the format version ``header`` names.
+
+    Raises:
+        LogReadError: a version this code does not know.
+    """
+    version = header.get("format")
+    reader = _readers().get(version) if isinstance(version, int) else None
+    if reader is None:
+        formats = ", ".join(str(known) for known in known_formats())
+        reason = f"log format {version!r} is not known: this gin reads format {formats}"
+        raise LogReadError(BadRecord(1, "header", reason), path)
+    return reader
+
+
 def known_formats() -> tuple[int, ...]:
     """The log format versions this code reads.
 
@@ -100,13 +115,24 @@ def read_text(text: str, path: Path | None = None) -> MatchLogData:
             f"a log starts with a header record, but this one starts with {first.data['type']!r}"
         )
         raise LogReadError(BadRecord(1, first.data["type"], reason), path)
-    version = first.data.get("format")
-    reader = _readers().get(version) if isinstance(version, int) else None
-    if reader is None:
-        formats = ", ".join(str(known) for known in known_formats())
-        reason = f"log format {version!r} is not known: this gin reads format {formats}"
-        raise LogReadError(BadRecord(1, "header", reason), path)
-    return reader(path, raws)
+    return _reader(first.data, path)(path, raws)
+
+
+def _file_text(path: Path) -> str:
+    """A log file's text.
+
+    Raises:
+        LogReadError: the file cannot be read, or is not UTF-8.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise LogReadError(BadRecord(0, None, f"cannot read: {error.strerror}"), path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise LogReadError(BadRecord(line, None, "not UTF-8 text"), path) from None
 
 
 def read_log(path: Path) -> MatchLogData:
@@ -119,13 +145,23 @@ def read_log(path: Path) -> MatchLogData:
         LogReadError: the file cannot be read, is not UTF-8, is empty, has no header first, or
             has a format version this code does not know.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise LogReadError(BadRecord(0, None, f"cannot read: {error.strerror}"), path) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise LogReadError(BadRecord(line, None, "not UTF-8 text"), path) from None
-    return read_text(text, path)
+    return read_text(_file_text(path), path)
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record of a log file as the JSON object it was written as, in order: for tools
+    and tests that look at a record's fields as written (typed records: :func:`read_log`).
+
+    Raises:
+        LogReadError: the file cannot be read, a line is not a JSON record, or the header's
+            format version is not known.
+    """
+    raws = raw_records(_file_text(path))
+    records = []
+    for raw in raws:
+        if raw.data is None:
+            raise LogReadError(raw.problem, path)
+        records.append(raw.data)
+    if records and records[0]["type"] == "header":
+        _reader(records[0], path)
+    return records

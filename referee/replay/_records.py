@@ -5,12 +5,26 @@ Each record keeps the line it came from, so a check can name the record that dis
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from referee.bookkeeping import SeatStats
 from referee.control import FaultPolicy, TimeControl
+from referee.faults import Fault
 from referee.rules import Action, Card, RuleParams
+
+
+class VerifyStatus(enum.Enum):
+    """The verdict on a log."""
+
+    VERIFIED = "verified"
+    """Every record agrees with the rules, from the header to the result."""
+    INCOMPLETE = "incomplete"
+    """Every record that is there agrees, but the log ends early: the result is unproven."""
+    FAILED = "failed"
+    """A record disagrees with the rules or with the records before it, or cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +103,13 @@ class Request:
 class ActionRecord:
     """An action played for a seat, who chose it (bot, referee, forced) and its time."""
 
+    BOT: ClassVar[str] = "bot"
+    """``by``: the bot chose it."""
+    SUBSTITUTE: ClassVar[str] = "referee"
+    """``by``: the referee's safe action, after the seat's fault."""
+    FORCED: ClassVar[str] = "forced"
+    """``by``: the only legal action (no request was sent)."""
+
     line: int
     seat: int
     request: int
@@ -149,8 +170,9 @@ class ResultRecord:
     totals: Totals
     game_winners: tuple[int | None, ...]
     hands: int
-    faults: tuple[dict[str, Any], ...]
-    stats: tuple[dict[str, Any], ...]
+    faults: tuple[Fault, ...]
+    stats: tuple[SeatStats, ...]
+    """Each seat's statistics (two, in a log that agrees)."""
     seed: int
     salt: bytes | None = None
     """The match salt of the commitments (format 2; ``None`` in format 1, unsalted)."""

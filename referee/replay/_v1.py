@@ -12,7 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.bookkeeping import SeatStats
 from referee.control import FaultPolicy, TimeControl
+from referee.faults import Fault, FaultKind
 from referee.matchlog import SALT_BYTES, action_from_dict
 from referee.replay._read import RawRecord
 from referee.replay._records import (
@@ -251,10 +253,49 @@ def _result(line: int, fields: Fields) -> ResultRecord:
         fields.totals("totals"),
         tuple(game_winners),
         fields.whole("hands"),
-        tuple(faults),
-        tuple(stats),
+        tuple(_result_fault(Fields(item)) for item in faults),
+        tuple(_stats(Fields(item)) for item in stats),
         seed,
         _salt(fields),
+    )
+
+
+_FAULT_FIELDS = frozenset(
+    {"seat", "kind", "detail", "request_id", "elapsed_ms", "evidence", "stray"}
+)
+
+
+def _result_fault(fields: Fields) -> Fault:
+    """One of the result's faults (``Fault.to_dict``'s form)."""
+    unknown = sorted(set(fields.data) - _FAULT_FIELDS)
+    if unknown:
+        raise FieldError(f"a fault in field 'faults' has unknown fields {unknown}")
+    name = fields.text("kind")
+    try:
+        kind = FaultKind(name)
+    except ValueError:
+        raise FieldError(f"unknown fault kind {name!r} in field 'faults'") from None
+    return Fault(
+        fields.seat("seat"),
+        kind,
+        fields.text("detail"),
+        fields.whole("request_id"),
+        fields.number("elapsed_ms"),
+        fields.obj("evidence"),
+        "stray" in fields.data and fields.flag("stray"),
+    )
+
+
+def _stats(fields: Fields) -> SeatStats:
+    """One seat's statistics (``SeatStats.to_dict``'s form)."""
+    faults = fields.obj("faults")
+    counts = Fields(faults)
+    return SeatStats(
+        fields.whole("decisions"),
+        fields.number("mean_ms"),
+        fields.number("max_ms"),
+        fields.whole("strikes"),
+        tuple(sorted((str(kind), counts.whole(kind)) for kind in faults)),
     )
 
 

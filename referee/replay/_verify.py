@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from pathlib import Path
 
 from referee.replay._read import read_log
-from referee.replay._records import BadRecord, Header, LogReadError, MatchLogData
+from referee.replay._records import BadRecord, Header, LogReadError, MatchLogData, VerifyStatus
 from referee.replay._views import Step, StepKind
 from referee.replay._walk import Disagreement, Walk
-
-
-class VerifyStatus(enum.Enum):
-    """The verdict on a log."""
-
-    VERIFIED = "verified"
-    """Every record agrees with the rules, from the header to the result."""
-    INCOMPLETE = "incomplete"
-    """Every record that is there agrees, but the log ends early: the result is unproven."""
-    FAILED = "failed"
-    """A record disagrees with the rules or with the records before it, or cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +148,20 @@ def build_replay(log: MatchLogData) -> Replay:
     if report.problem is not None:
         tables = steps[-1].tables if steps else None
         hand = steps[-1].hand_number if steps else -1
-        text = f"{report.status.value}: {report.problem}"
-        texts = (text, text, text)
         line = report.problem.line
-        steps.append(Step(len(steps), line, StepKind.NOTE, hand, None, texts, tables))
+        steps.append(
+            Step(
+                len(steps),
+                line,
+                StepKind.NOTE,
+                hand,
+                None,
+                None,
+                tables,
+                problem=report.problem,
+                status=report.status,
+            )
+        )
     return Replay(log.header, log.names, tuple(steps), report)
 
 

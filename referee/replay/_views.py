@@ -2,6 +2,8 @@
 
 A seat's table is built only from :func:`referee.rules.observation`, the one path from the full
 state to what a seat may see; so a seat's view of a replay shows exactly what that bot was shown.
+A step says what happened as data (the record it shows, the card it moved); the words are the
+display's (``tournaments.cli.words``).
 """
 
 from __future__ import annotations
@@ -9,21 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from referee.replay._records import Totals
-from referee.rules import (
-    Action,
-    Card,
-    CardSet,
-    DrawStock,
-    HandEnd,
-    HandOutcome,
-    HandState,
-    Knock,
-    Phase,
-    TakeUpcard,
-    observation,
-)
-from referee.rules.cards import format_cards
+from referee.replay._records import BadRecord, BodyRecord, Totals, VerifyStatus
+from referee.rules import Card, CardSet, HandEnd, HandOutcome, HandState, Phase, observation
 
 Viewer = int | None
 """``None`` for the referee's view, else the seat (0 or 1) whose view it is."""
@@ -148,16 +137,20 @@ class Step:
     hand_number: int
     seat: int | None
     """The seat that acted or faulted, if any."""
-    texts: tuple[str, str, str]
-    """What happened, as the referee, seat 0 and seat 1 saw it."""
+    record: BodyRecord | None
+    """The record this step shows: the hand start of a deal, an action, a fault, the hand end of
+    a showdown, the result; ``None`` for a note."""
     tables: tuple[Table, Table, Table] | None
     """The table after the step for each viewer (``None`` before any hand was dealt)."""
     ms: float | None = None
     """The decision's time, for a seat's own decisions and the referee."""
-
-    def text(self, viewer: Viewer) -> str:
-        """What happened, as ``viewer`` saw it."""
-        return self.texts[viewer_index(viewer)]
+    card: Card | None = None
+    """The card an action moved (a stock draw's too, which only the referee and the drawer may
+    see), or the upcard of a deal."""
+    problem: BadRecord | None = None
+    """A note's: the record where the log disagrees or stops."""
+    status: VerifyStatus | None = None
+    """A note's: the verdict on the log."""
 
     def table(self, viewer: Viewer) -> Table | None:
         """The table after this step as ``viewer`` saw it."""
@@ -270,52 +263,3 @@ def all_tables(
         hand, hand_number=hand_number, totals=totals, game_winners=game_winners, games=games
     )
     return (referee, seats[0], seats[1])
-
-
-def _verb(action: Action, card: Card | None, shown: bool) -> str:
-    """How an action reads, with its card when the viewer may see it.
-
-    >>> from referee.rules import DRAW_STOCK
-    >>> _verb(DRAW_STOCK, Card.parse("7h"), True), _verb(DRAW_STOCK, Card.parse("7h"), False)
-    ('draws 7h from the stock', 'draws from the stock')
-    """
-    if isinstance(action, DrawStock):
-        return f"draws {card} from the stock" if shown else "draws from the stock"
-    if isinstance(action, TakeUpcard):
-        return f"takes the upcard {card}"
-    if isinstance(action, Knock):
-        declared = ""
-        if action.melds is not None:
-            declared = " declaring " + " | ".join(format_cards(meld) for meld in action.melds)
-        return f"knocks, discarding {card}{declared}"
-    words = {
-        "pass upcard": "passes the upcard",
-        "draw discard": f"draws {card} from the discard pile",
-    }
-    return words.get(str(action), f"discards {card}")
-
-
-def action_texts(
-    seat: int, action: Action, card: Card | None, names: tuple[str, str]
-) -> tuple[str, str, str]:
-    """An action as the referee and each seat saw it: only the actor sees a stock draw.
-
-    >>> from referee.rules import DRAW_STOCK
-    >>> action_texts(1, DRAW_STOCK, Card.parse("Qs"), ("ann", "bob"))
-    ('bob draws Qs from the stock', 'bob draws from the stock', 'you draw Qs from the stock')
-    """
-    referee = f"{names[seat]} {_verb(action, card, True)}"
-    own = "you " + _you(_verb(action, card, True))
-    other = f"{names[seat]} {_verb(action, card, False)}"
-    return (referee, own, other) if seat == 0 else (referee, other, own)
-
-
-def _you(text: str) -> str:
-    """The second person of a verb phrase.
-
-    >>> _you("passes the upcard"), _you("discards 7h")
-    ('pass the upcard', 'discard 7h')
-    """
-    verb, _, rest = text.partition(" ")
-    verb = verb[:-2] if verb.endswith("ses") else verb[:-1]
-    return f"{verb} {rest}"

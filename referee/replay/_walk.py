@@ -1,8 +1,11 @@
 """Re-playing a log through the rules engine, record by record, checking each as it goes.
 
 The walk keeps the full state the referee had (the hand, the score sheet, strikes, time banks)
-and checks every record against it; the first record that disagrees stops the walk with a
-:class:`Disagreement` that names it. Along the way it can collect the replay's steps.
+and checks every record against it. It keeps the books with the match's own code
+(:mod:`referee.bookkeeping`; :mod:`referee.rules.series` for entering a hand, the next dealer
+and the series' end), so each rule of timing, counting and a series' end exists once. The first
+record that disagrees stops the walk with a :class:`Disagreement` that names it. Along the way
+it can collect the replay's steps.
 
 Where a hand's deck comes from: the hand's own ``hand_end`` record (the deck is revealed there),
 or, for a hand that never ended (a forfeit), the seed in the ``result`` record. Either way it is
@@ -15,10 +18,10 @@ against the deck the seed deals.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from referee.faults import FaultKind
-from referee.match import FORFEIT, safe_action
+from referee.bookkeeping import SeatBook, SeatStats, match_verdict, too_slow
+from referee.faults import Fault, FaultKind
+from referee.match import safe_action
 from referee.matchlog import hand_salt, seed_commitment
 from referee.replay._records import (
     ActionRecord,
@@ -32,7 +35,7 @@ from referee.replay._records import (
     ResultRecord,
     record_type,
 )
-from referee.replay._views import Step, StepKind, Table, action_texts, all_tables
+from referee.replay._views import Step, StepKind, Table, all_tables
 from referee.rules import (
     Card,
     HandState,
@@ -40,16 +43,19 @@ from referee.rules import (
     IllegalActionError,
     SeriesEnd,
     deck_commitment,
+    enter_hand,
     first_dealer,
+    next_dealer,
+    series_end,
     shuffled_deck,
 )
 
 TIME_TOLERANCE_MS = 0.5
 """Slack for times that the log rounds to the microsecond before they are summed again."""
 
-SUBSTITUTE = "referee"
-FORCED = "forced"
-BOT = "bot"
+SUBSTITUTE = ActionRecord.SUBSTITUTE
+FORCED = ActionRecord.FORCED
+BOT = ActionRecord.BOT
 
 
 class Disagreement(Exception):  # noqa: N818 - it names what it is, like trio's errors
@@ -62,18 +68,6 @@ class Disagreement(Exception):  # noqa: N818 - it names what it is, like trio's 
         self.reason = reason
 
 
-@dataclass(slots=True)
-class SeatTally:
-    """Per-seat counters, kept as the match keeps them, to check the result's statistics."""
-
-    decisions: int = 0
-    total_ms: float = 0.0
-    max_ms: float = 0.0
-    strikes: int = 0
-    faults: dict[str, int] = field(default_factory=dict)
-    bank_ms: float = 0.0
-
-
 class Walk:
     """One pass over a log; :meth:`run` raises :class:`Disagreement` at the first bad record."""
 
@@ -81,7 +75,6 @@ class Walk:
         self.log = log
         self.header = log.header
         self.params = log.header.params
-        self.names = log.names
         self.on_step = on_step
         self.score = HollywoodScore(self.params)
         self.hand: HandState | None = None
@@ -95,9 +88,9 @@ class Walk:
         self.request: Request | None = None
         self.request_fault: FaultRecord | None = None
         self.next_request = 1
-        self.tally = (SeatTally(), SeatTally())
-        for seat in self.tally:
-            seat.bank_ms = float(log.header.time_control.time_bank_ms)
+        control = log.header.time_control
+        self.books = (SeatBook.start(control), SeatBook.start(control))
+        """Each seat's clock and tally, kept as the match keeps them."""
         self.forfeited: list[int] = []
         self.faults: list[FaultRecord] = []
         self.result: ResultRecord | None = None
@@ -200,10 +193,10 @@ class Walk:
         self,
         record: BodyRecord,
         kind: StepKind,
-        texts: tuple[str, str, str],
         *,
         seat: int | None = None,
         ms: float | None = None,
+        card: Card | None = None,
         games: tuple[int, ...] = (),
     ) -> None:
         if self.on_step is None:
@@ -218,7 +211,15 @@ class Walk:
                 games=games,
             )
         step = Step(
-            self.steps, record.line, kind, self.hand_number, seat, texts, self.last_tables, ms
+            self.steps,
+            record.line,
+            kind,
+            self.hand_number,
+            seat,
+            record,
+            self.last_tables,
+            ms,
+            card,
         )
         self.steps += 1
         self.on_step(step)
@@ -245,9 +246,7 @@ class Walk:
         deck, source = found
         self._check_deck(record, deck, source)
         self.hand = HandState(deck, record.dealer, self.params)
-        dealer = self.names[record.dealer]
-        text = f"hand {record.hand + 1}: {dealer} deals; the upcard is {self.hand.discard_pile[-1]}"
-        self._emit(record, StepKind.DEAL, (text, text, text))
+        self._emit(record, StepKind.DEAL, card=self.hand.discard_pile[-1])
 
     def _expect_between_hands(self, record: BodyRecord) -> None:
         if self.forfeited:
@@ -302,7 +301,7 @@ class Walk:
                 raise Disagreement(record, f"{name} is {got!r}, but the rules give {want!r}")
         if len(legal) == 1:
             raise Disagreement(record, "a decision with one legal action is never asked")
-        limit = self.header.time_control.limit_ms(self.tally[record.seat].bank_ms)
+        limit = self.books[record.seat].clock.limit_ms()
         if abs(record.limit_ms - limit) > TIME_TOLERANCE_MS:
             raise Disagreement(
                 record,
@@ -327,17 +326,12 @@ class Walk:
                 record, f"seat {record.seat}'s action '{record.action}' is not legal: {error}"
             ) from None
         if record.by != FORCED:
-            self._charge(record.seat, record.ms)
+            self.books[record.seat].decided(record.ms)
         event = hand.apply(record.action)
         self.request = None
         self.actions_checked += 1
-        texts = action_texts(record.seat, record.action, event.card, self.names)
-        if record.by == SUBSTITUTE:
-            texts = _suffixed(texts, " (played by the referee after the fault)")
-        elif record.by == FORCED:
-            texts = _suffixed(texts, " (the only legal action)")
         ms = None if record.by == FORCED else record.ms
-        self._emit(record, StepKind.ACTION, texts, seat=record.seat, ms=ms)
+        self._emit(record, StepKind.ACTION, seat=record.seat, ms=ms, card=event.card)
 
     def _check_chooser(self, record: ActionRecord, hand: HandState) -> None:
         """Check who chose the action against the request and fault records before it."""
@@ -357,7 +351,7 @@ class Walk:
         if record.by == BOT:
             if fault is not None:
                 raise Disagreement(record, f"the bot's answer was a fault (line {fault.line})")
-            if record.ms > pending.limit_ms + TIME_TOLERANCE_MS:
+            if too_slow(record.ms, pending.limit_ms, TIME_TOLERANCE_MS):
                 raise Disagreement(
                     record, f"took {record.ms:g} ms, over the limit of {pending.limit_ms:g} ms"
                 )
@@ -370,15 +364,6 @@ class Walk:
                 record, f"the referee's substitute is '{substitute}', not '{record.action}'"
             )
 
-    def _charge(self, seat: int, elapsed_ms: float) -> None:
-        tally = self.tally[seat]
-        over = elapsed_ms - self.header.time_control.move_time_ms
-        if over > 0:
-            tally.bank_ms = max(0.0, tally.bank_ms - over)
-        tally.decisions += 1
-        tally.total_ms += elapsed_ms
-        tally.max_ms = max(tally.max_ms, elapsed_ms)
-
     def _fault(self, record: FaultRecord) -> None:
         try:
             kind = FaultKind(record.kind)
@@ -388,23 +373,21 @@ class Walk:
             self._startup_fault(record, kind)
         else:
             self._decision_fault(record)
-        tally = self.tally[record.seat]
-        strikes = tally.strikes + 1
-        forfeits = self.header.fault_policy.forfeits(kind, strikes)
+        book = self.books[record.seat]
+        forfeits = book.tally.struck(kind, self.header.fault_policy)
+        strikes = book.tally.strikes
         if record.strikes != strikes or record.forfeited != forfeits:
             raise Disagreement(
                 record,
                 f"strikes={record.strikes}, forfeited={str(record.forfeited).lower()}; the fault "
                 f"policy gives strikes={strikes}, forfeited={str(forfeits).lower()}",
             )
-        tally.strikes = strikes
-        tally.faults[record.kind] = tally.faults.get(record.kind, 0) + 1
         self.faults.append(record)
         if forfeits:
             self.forfeited.append(record.seat)
-            if self.request is not None:
-                self._charge(record.seat, record.elapsed_ms)
-        self._emit(record, StepKind.FAULT, self._fault_texts(record), seat=record.seat)
+            if self.request is not None:  # the match charges a decision that ends in a forfeit
+                book.decided(record.elapsed_ms)
+        self._emit(record, StepKind.FAULT, seat=record.seat)
 
     def _startup_fault(self, record: FaultRecord, kind: FaultKind) -> None:
         if kind is not FaultKind.STARTUP_FAILURE or record.request_id != 0:
@@ -425,17 +408,6 @@ class Walk:
         if not record.stray:  # a stray fault leaves the request open for the seat's answer
             self.request_fault = record
 
-    def _fault_texts(self, record: FaultRecord) -> tuple[str, str, str]:
-        verdict = "the series is forfeited" if record.forfeited else f"strike {record.strikes}"
-        if record.stray and not record.forfeited:
-            verdict += "; the decision goes on"
-        public = (
-            f"fault by {self.names[record.seat]}: {record.kind}: {record.detail[:500]} ({verdict})"
-        )
-        evidence = ", ".join(f"{key}={value!r}" for key, value in record.evidence.items())
-        referee = f"{public}; after {record.elapsed_ms:g} ms; evidence: {evidence or 'none'}"
-        return (referee, public, public)
-
     # --- hand end --------------------------------------------------------------------------
 
     def _hand_end(self, record: HandEndRecord) -> None:
@@ -445,9 +417,7 @@ class Walk:
         outcome = hand.outcome
         if outcome is None:
             raise Disagreement(record, f"hand {self.hand_number} has not ended by the rules")
-        games = (
-            self.score.record(outcome.winner, outcome.points) if outcome.winner is not None else ()
-        )
+        games = enter_hand(self.score, outcome)
         totals = (self.score.totals(0), self.score.totals(1))
         expected = {
             "hand": (record.hand, self.hand_number),
@@ -467,23 +437,10 @@ class Walk:
                     record, f"{name} is {_show(got)}, but the rules give {_show(want)}"
                 )
         self.finished += 1
-        if outcome.winner is not None:
-            self.dealer = outcome.winner
-        self.series_end = self._series_end()
-        texts = _end_texts(outcome.end.value, record, self.names)
-        self._emit(record, StepKind.SHOWDOWN, texts, seat=outcome.winner, games=games)
+        self.dealer = next_dealer(hand.dealer, outcome)
+        self.series_end = series_end(self.score, self.finished)
+        self._emit(record, StepKind.SHOWDOWN, seat=outcome.winner, games=games)
         self.hand = None
-
-    def _series_end(self) -> SeriesEnd | None:
-        """Whether the series ends after this hand: the rule of :class:`SeriesState`."""
-        if self.score.over:
-            return SeriesEnd.COMPLETE
-        if self.params.stop_when_decided and self.score.winner is not None:
-            return SeriesEnd.DECIDED
-        if self.finished >= self.params.hand_cap:
-            self.score.close_capped()
-            return SeriesEnd.HAND_CAP
-        return None
 
     # --- result ----------------------------------------------------------------------------
 
@@ -513,31 +470,28 @@ class Walk:
         self._check_faults(record)
         self._check_stats(record)
         self.result = record
-        text = _result_text(record, self.names)
-        self._emit(record, StepKind.RESULT, (text, text, text), seat=record.winner)
+        self._emit(record, StepKind.RESULT, seat=record.winner)
 
     def _expected_end(self, record: ResultRecord) -> tuple[int | None, str]:
-        if self.forfeited:
-            alive = [seat for seat in (0, 1) if seat not in self.forfeited]
-            return (alive[0] if len(alive) == 1 else None), FORFEIT
-        if self.series_end is None:
+        if not self.forfeited and self.series_end is None:
             raise Disagreement(record, "the result comes before the series has ended")
-        return self.score.winner, self.series_end.value
+        verdict = match_verdict(self.forfeited, self.series_end, self.score.winner)
+        return verdict.winner, verdict.end.value
 
     def _check_faults(self, record: ResultRecord) -> None:
-        logged = [
-            {
-                "seat": fault.seat,
-                "kind": fault.kind,
-                "detail": fault.detail,
-                "request_id": fault.request_id,
-                "elapsed_ms": fault.elapsed_ms,
-                "evidence": fault.evidence,
-                **({"stray": True} if fault.stray else {}),
-            }
+        logged = tuple(
+            Fault(
+                fault.seat,
+                FaultKind(fault.kind),
+                fault.detail,
+                fault.request_id,
+                fault.elapsed_ms,
+                fault.evidence,
+                fault.stray,
+            )
             for fault in self.faults
-        ]
-        if list(record.faults) != logged:
+        )
+        if record.faults != logged:
             raise Disagreement(
                 record, f"faults list {len(record.faults)}, the log records {len(logged)} that "
                 "differ from them",
@@ -546,29 +500,34 @@ class Walk:
     def _check_stats(self, record: ResultRecord) -> None:
         if len(record.stats) != 2:
             raise Disagreement(record, "stats must hold both seats")
-        for seat, (stats, tally) in enumerate(zip(record.stats, self.tally, strict=True)):
-            mean = tally.total_ms / tally.decisions if tally.decisions else 0.0
-            exact = {
-                "decisions": tally.decisions,
-                "strikes": tally.strikes,
-                "faults": tally.faults,
-            }
-            for name, want in exact.items():
-                if stats.get(name) != want:
-                    raise Disagreement(
-                        record,
-                        f"seat {seat}'s {name} is {stats.get(name)!r}, the log gives {want!r}",
-                    )
-            for name, want_ms in (("mean_ms", mean), ("max_ms", tally.max_ms)):
-                got = stats.get(name)
-                if not isinstance(got, int | float) or abs(got - want_ms) > TIME_TOLERANCE_MS:
-                    raise Disagreement(
-                        record, f"seat {seat}'s {name} is {got!r}, the log gives {want_ms:.3f}"
-                    )
+        for seat, (stats, book) in enumerate(zip(record.stats, self.books, strict=True)):
+            _check_seat_stats(record, seat, stats, book.tally.frozen())
 
 
-def _suffixed(texts: tuple[str, str, str], suffix: str) -> tuple[str, str, str]:
-    return (texts[0] + suffix, texts[1] + suffix, texts[2] + suffix)
+def _check_seat_stats(record: ResultRecord, seat: int, got: SeatStats, want: SeatStats) -> None:
+    """Check one seat's statistics against the books: counts exactly, times within rounding.
+
+    Raises:
+        Disagreement: a figure differs.
+    """
+    exact = {
+        "decisions": (got.decisions, want.decisions),
+        "strikes": (got.strikes, want.strikes),
+        "faults": (dict(got.faults), dict(want.faults)),
+    }
+    for name, (value, wanted) in exact.items():
+        if value != wanted:
+            raise Disagreement(
+                record, f"seat {seat}'s {name} is {value!r}, the log gives {wanted!r}"
+            )
+    for name, value_ms, wanted_ms in (
+        ("mean_ms", got.mean_ms, want.mean_ms),
+        ("max_ms", got.max_ms, want.max_ms),
+    ):
+        if abs(value_ms - wanted_ms) > TIME_TOLERANCE_MS:
+            raise Disagreement(
+                record, f"seat {seat}'s {name} is {value_ms!r}, the log gives {wanted_ms:.3f}"
+            )
 
 
 def _text(layout: object | None) -> str | None:
@@ -588,32 +547,3 @@ def _show(value: object) -> str:
     if isinstance(value, tuple | list):
         return "[" + ", ".join(_show(item) for item in value) + "]"
     return repr(value)
-
-
-_END_WORDS = {
-    "gin": "goes gin",
-    "knock": "knocks and wins",
-    "undercut": "is undercut",
-    "stock_exhausted": "",
-    "turn_cap": "",
-}
-
-
-def _end_texts(end: str, record: HandEndRecord, names: tuple[str, str]) -> tuple[str, str, str]:
-    hand = f"hand {record.hand + 1}"
-    if record.knocker is None or record.winner is None:
-        reason = "the stock ran out" if end == "stock_exhausted" else "the turn cap was reached"
-        text = f"{hand} is drawn: {reason}; nobody scores"
-    else:
-        knocker = names[record.knocker]
-        games = ", ".join(str(game + 1) for game in record.games)
-        text = (
-            f"{hand}: {knocker} {_END_WORDS[end]}; {names[record.winner]} scores "
-            f"{record.points} (game{'s' if len(record.games) > 1 else ''} {games})"
-        )
-    return (text, text, text)
-
-
-def _result_text(record: ResultRecord, names: tuple[str, str]) -> str:
-    verdict = "no winner" if record.winner is None else f"{names[record.winner]} wins the series"
-    return f"{verdict} ({record.end}, {record.hands} hands)"

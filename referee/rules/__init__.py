@@ -1,9 +1,15 @@
 """Hollywood Gin rules: pure, deterministic, stdlib only.
 
-The public names below are a contract for bot authors; see each one's docstring.
+The public names below are a contract for bot authors; see each one's docstring. Most take card
+sets; a few work on plain 52-bit masks for bots that search many hands (``deadwood_of_mask``,
+``optimal_meld_groups``, ``best_throw``, and the tables ``CARDS``, ``CARD_NAMES`` and
+``CARD_VALUES`` indexed by card number), as the ``strong`` sample bot does.
 """
 
 from referee.rules.cards import (
+    CARD_NAMES,
+    CARD_VALUES,
+    CARDS,
     Card,
     CardSet,
     card_set,
@@ -12,8 +18,10 @@ from referee.rules.cards import (
     parse_cards,
 )
 from referee.rules.hand import (
+    DISCARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
+    KNOCKS,
     PASS_UPCARD,
     TAKE_UPCARD,
     Action,
@@ -31,6 +39,7 @@ from referee.rules.hand import (
     PublicEvent,
     TakeUpcard,
     deck_commitment,
+    public_view,
     shuffled_deck,
 )
 from referee.rules.layoffs import DefenderLayout, Layoff, lay_off
@@ -40,8 +49,10 @@ from referee.rules.melds import (
     MeldKind,
     arrangement_of,
     best_discards,
+    deadwood_of_mask,
     knock_layout,
     min_deadwood,
+    optimal_meld_groups,
 )
 from referee.rules.observe import Observation, legal_actions, observation
 from referee.rules.params import RuleParams, Scoring
@@ -49,17 +60,32 @@ from referee.rules.play import (
     GreedyPolicy,
     Policy,
     RandomPolicy,
+    best_throw,
     greedy_policy,
     patient_policy,
     play_hand,
     play_series,
 )
 from referee.rules.scoring import HollywoodScore, score_hand
-from referee.rules.series import HandRecord, SeriesEnd, SeriesResult, SeriesState, first_dealer
+from referee.rules.series import (
+    HandRecord,
+    SeriesEnd,
+    SeriesResult,
+    SeriesState,
+    enter_hand,
+    first_dealer,
+    next_dealer,
+    series_end,
+)
 
 __all__ = [
+    "CARDS",
+    "CARD_NAMES",
+    "CARD_VALUES",
+    "DISCARDS",
     "DRAW_DISCARD",
     "DRAW_STOCK",
+    "KNOCKS",
     "PASS_UPCARD",
     "TAKE_UPCARD",
     "Action",
@@ -96,9 +122,12 @@ __all__ = [
     "TakeUpcard",
     "arrangement_of",
     "best_discards",
+    "best_throw",
     "card_set",
+    "deadwood_of_mask",
     "deadwood_value",
     "deck_commitment",
+    "enter_hand",
     "first_dealer",
     "format_cards",
     "greedy_policy",
@@ -106,11 +135,15 @@ __all__ = [
     "lay_off",
     "legal_actions",
     "min_deadwood",
+    "next_dealer",
     "observation",
+    "optimal_meld_groups",
     "parse_cards",
     "patient_policy",
     "play_hand",
     "play_series",
+    "public_view",
     "score_hand",
+    "series_end",
     "shuffled_deck",
 ]

@@ -80,9 +80,11 @@ class Card(int):
 
 RANK_VALUES: Final = tuple(min(rank + 1, 10) for rank in range(LANE))
 CARD_NAMES: Final = tuple(RANKS[n % LANE] + SUITS[n // LANE] for n in range(52))
-"""The notation of each card number."""
+"""The notation of each card number (``CARD_NAMES[22] == 'Td'``)."""
 CARDS: Final = tuple(Card(n) for n in range(52))
+"""Each card number as its :class:`Card`, one shared object per card (what parsing returns)."""
 CARD_VALUES: Final = tuple(card.value for card in CARDS)
+"""The deadwood value of each card number, for code that works on masks."""
 
 # Deadwood value of every 13-bit lane: the sum over its set bits. Indexed by lane mask.
 LANE_VALUE: Final = tuple(
@@ -116,11 +118,6 @@ def iter_cards(mask: int) -> Iterator[Card]:
         low = mask & -mask
         yield CARDS[low.bit_length() - 1]
         mask ^= low
-
-
-def card_order(card: Card) -> tuple[int, int]:
-    """Sort key for display: by rank, then suit (``Ac Ad Ah As 2c ...``)."""
-    return (card.rank, card.suit)
 
 
 class CardSet:

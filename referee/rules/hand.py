@@ -136,7 +136,9 @@ PASS_UPCARD: Final = PassUpcard()
 DRAW_STOCK: Final = DrawStock()
 DRAW_DISCARD: Final = DrawDiscard()
 DISCARDS: Final = tuple(Discard(card) for card in CARDS)
+"""The discard of each card number: the objects :func:`legal_actions` lists."""
 KNOCKS: Final = tuple(Knock(card) for card in CARDS)
+"""The knock (melds left to the referee) of each card number, as :func:`legal_actions` lists."""
 
 
 # --- records -----------------------------------------------------------------------------------
@@ -161,7 +163,12 @@ class PublicEvent:
 
 
 def public_view(event: Event, seat: int) -> PublicEvent:
-    """What ``seat`` sees of an action: everything but the card of the opponent's stock draw."""
+    """What ``seat`` sees of an action: everything but the card of the opponent's stock draw.
+
+    >>> drawn = Event(1, DRAW_STOCK, CARDS[0])
+    >>> public_view(drawn, seat=0).card, public_view(drawn, seat=1).card
+    (None, Card('Ac'))
+    """
     hidden = event.seat != seat and isinstance(event.action, DrawStock)
     return PublicEvent(event.seat, event.action, None if hidden else event.card)
 

@@ -473,7 +473,12 @@ def _lane_all_optimal(lane: int) -> list[tuple[int, ...]]:
 
 
 def optimal_meld_groups(mask: int) -> list[tuple[int, ...]]:
-    """Every meld group (tuple of meld masks) that leaves the minimum deadwood of ``mask``."""
+    """Every meld group (tuple of meld masks) that leaves the minimum deadwood of ``mask``.
+
+    >>> groups = optimal_meld_groups(to_mask("Ac 2c 3c 4c 5c 6c"))  # one run or two
+    >>> sorted(" | ".join(str(CardSet(meld)) for meld in group) for group in groups)
+    ['Ac 2c 3c 4c 5c 6c', 'Ac 2c 3c | 4c 5c 6c']
+    """
     target = deadwood_of_mask(mask)
     c, d, h, s = lanes(mask)
     groups: list[tuple[int, ...]] = []

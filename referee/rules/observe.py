@@ -72,7 +72,7 @@ def hand_observation(hand: HandState, seat: int, series: SeriesState | None = No
         hand_number = series.hand_number
         totals, game_winners = (score.totals(0), score.totals(1)), score.game_winners
     # Positional, in field order: an observation is made for every decision, and keywords cost
-    # about half as much again here. ``test_observation_fields_in_order`` checks each field.
+    # more here. ``test_observation_fields_in_order`` checks each field.
     return Observation(
         seat,
         hand.phase,

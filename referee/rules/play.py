@@ -54,7 +54,17 @@ class RandomPolicy:
 
 
 def best_throw(hand: int, forbidden: int = 0) -> tuple[int, int]:
-    """``(deadwood after, card)`` of the best discard, ties going to the highest card value."""
+    """``(deadwood after, card)`` of the best discard from a hand mask, ties going to the highest
+    card value (then the lowest card number); never a card of ``forbidden``.
+
+    >>> from referee.rules import CARDS, parse_cards
+    >>> hand = parse_cards("As 2s 3s 9c Kd").mask
+    >>> after, card = best_throw(hand)
+    >>> after, CARDS[card]
+    (9, Card('Kd'))
+    >>> best_throw(hand, forbidden=1 << card)[0]
+    10
+    """
     best: tuple[int, int, int] | None = None
     rest = hand & ~forbidden
     while rest:

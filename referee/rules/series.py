@@ -62,6 +62,42 @@ def first_dealer(seed: int) -> int:
     return digest[0] & 1
 
 
+def enter_hand(score: HollywoodScore, outcome: HandOutcome) -> tuple[int, ...]:
+    """Enter a finished hand's points on the score sheet; the games (0-based) they went into
+    (none for a drawn hand)."""
+    if outcome.winner is None:
+        return ()
+    return score.record(outcome.winner, outcome.points)
+
+
+def next_dealer(dealer: int, outcome: HandOutcome) -> int:
+    """Who deals after a hand ``dealer`` dealt: its winner; after a drawn hand, the same dealer."""
+    return dealer if outcome.winner is None else outcome.winner
+
+
+def series_end(score: HollywoodScore, hands: int) -> SeriesEnd | None:
+    """Whether a series ends once ``hands`` hands have finished (with ``score`` after them); at
+    the hand cap it closes the open games (see :meth:`HollywoodScore.close_capped`).
+
+    The rules of a series' end, of the next dealer and of entering a hand (the functions above)
+    exist once: the referee's series and the replay verifier both call them.
+
+    >>> series_end(HollywoodScore(RuleParams(hand_cap=2)), 1) is None
+    True
+    >>> series_end(HollywoodScore(RuleParams(hand_cap=2)), 2)
+    <SeriesEnd.HAND_CAP: 'hand_cap'>
+    """
+    params = score.params
+    if score.over:
+        return SeriesEnd.COMPLETE
+    if params.stop_when_decided and score.winner is not None:
+        return SeriesEnd.DECIDED
+    if hands >= params.hand_cap:
+        score.close_capped()
+        return SeriesEnd.HAND_CAP
+    return None
+
+
 class SeriesState:
     """The full state of a series: the score sheet, the current hand and the finished ones.
 
@@ -107,27 +143,15 @@ class SeriesState:
         return event
 
     def _finish_hand(self, outcome: HandOutcome) -> None:
-        games: tuple[int, ...] = ()
-        if outcome.winner is not None:
-            games = self.score.record(outcome.winner, outcome.points)
+        games = enter_hand(self.score, outcome)
         self.finished.append(HandRecord(self.hand_number, self.hand.dealer, outcome, games))
-        end = self._series_end()
+        end = series_end(self.score, len(self.finished))
         if end is not None:
             self._end(end)
             return
-        dealer = self.hand.dealer if outcome.winner is None else outcome.winner
+        dealer = next_dealer(self.hand.dealer, outcome)
         self.hand_number += 1
         self.hand = HandState(shuffled_deck(self.seed, self.hand_number), dealer, self.params)
-
-    def _series_end(self) -> SeriesEnd | None:
-        if self.score.over:
-            return SeriesEnd.COMPLETE
-        if self.params.stop_when_decided and self.score.winner is not None:
-            return SeriesEnd.DECIDED
-        if len(self.finished) >= self.params.hand_cap:
-            self.score.close_capped()
-            return SeriesEnd.HAND_CAP
-        return None
 
     def _end(self, end: SeriesEnd) -> None:
         self.result = SeriesResult(

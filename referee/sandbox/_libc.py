@@ -10,7 +10,6 @@ import sys
 import threading
 from typing import Final
 
-PR_SET_PDEATHSIG: Final = 1
 PR_GET_DUMPABLE: Final = 3
 PR_SET_DUMPABLE: Final = 4
 PR_SET_CHILD_SUBREAPER: Final = 36

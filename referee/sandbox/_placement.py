@@ -2,10 +2,8 @@
 
 Left to the scheduler on a machine with few CPUs, the referee's threads and the bots' processes
 move between CPUs from one decision to the next, so every message wakes a thread on a CPU whose
-caches hold something else. Pinned apart, each side keeps its CPU warm. On the reference machine
-(2 vCPUs) a decision against a trivial bot took about 370 µs pinned against about 520 µs free,
-and the bare gRPC stream about 255 µs against 330 µs (``benchmarks/referee_bench.py`` measures
-both placements side by side).
+caches hold something else. Pinned apart, each side keeps its CPU warm: decisions are quicker
+and steadier (``benchmarks/referee_bench.py`` measures both placements side by side).
 
 Every thread of the referee process is pinned with ``sched_setaffinity``; bots inherit their
 CPUs from the one spawner thread they are all started from (see ``on_spawner_thread``), which is

@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.rules import (
+    CARD_VALUES,
+    CARDS,
     DRAW_DISCARD,
     DRAW_STOCK,
     PASS_UPCARD,
@@ -49,11 +51,11 @@ from referee.rules import (
     PassUpcard,
     Phase,
     TakeUpcard,
+    deadwood_of_mask,
     lay_off,
     min_deadwood,
+    optimal_meld_groups,
 )
-from referee.rules.cards import CARD_VALUES, CARDS
-from referee.rules.melds import deadwood_of_mask, optimal_meld_groups
 
 LANE = 13
 LANE_BITS = (1 << LANE) - 1

@@ -35,8 +35,7 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
 from protocol.convert import action_to_pb
 from protocol.sdk import Bot, Session
-from referee.rules import Action, Discard, GreedyPolicy, Observation, Phase
-from referee.rules.cards import CARDS
+from referee.rules import CARDS, Action, Discard, GreedyPolicy, Observation, Phase
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "none"
 ARG = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -525,7 +524,7 @@ def public_seeds(user_seed: int, names: list[str], league: str) -> list[int]:
 def rebuild(hand_started: pb.HandStarted) -> None:
     """Try to rebuild the deck from a known seed: test each guess against the cards dealt and
     against the deck commitment shown."""
-    from referee.rules.hand import shuffled_deck  # noqa: PLC0415 - the survey mode only
+    from referee.rules import shuffled_deck  # noqa: PLC0415 - the survey mode only
 
     names = [SURVEY.get("name", ""), SURVEY.get("opponent", "")]
     dealt = set(hand_started.hand) | {hand_started.upcard}

@@ -1,4 +1,4 @@
-"""``gin league create|run|demo|status|verify|standings``."""
+"""``gin league create|run|demo|status|verify|restat|standings``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,17 @@ from tournaments.cli.common import Strict, console, fail, league_app, open_arena
 from tournaments.cli.demo import prepare_demo
 from tournaments.cli.live import LeagueView
 from tournaments.executors import Executor, ExecutorError
-from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
+from tournaments.league import (
+    LeagueConfig,
+    LeagueError,
+    create_league,
+    load_league,
+    stored_league,
+)
+from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner
 from tournaments.standings import compute
-from tournaments.store import Store
+from tournaments.store import MatchState, Store
 
 
 class Format(enum.Enum):
@@ -32,12 +39,11 @@ class Format(enum.Enum):
 
 
 def _league(store: Store, name: str) -> LeagueConfig:
-    stored = store.league_config(name)
+    stored = stored_league(store, name)
     if stored is None:
         known = ", ".join(store.leagues()) or "none yet"
         raise fail(f"no league {name!r} (leagues: {known}); create one with gin league create")
-    config = {key: value for key, value in stored.items() if key != "resolved"}
-    return LeagueConfig.from_dict(config)
+    return stored.config
 
 
 @league_app.command("create")
@@ -133,8 +139,8 @@ def league_run(
             console.print(f"[red]error:[/red] {said(stop)}")
         counts = store.counts(name)
         console.print(
-            f"stopped: {counts.get('done', 0)} matches done, "
-            f"{counts.get('pending', 0)} left. Resume with: gin league run {name}{again}"
+            f"stopped: {counts.get(MatchState.DONE, 0)} matches done, "
+            f"{counts.get(MatchState.PENDING, 0)} left. Resume with: gin league run {name}{again}"
         )
         raise typer.Exit(130 if isinstance(stop, KeyboardInterrupt) else 1) from None
     console.print(
@@ -174,7 +180,7 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     _league(store, name)
     counts = store.counts(name)
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
-    for match in store.matches(name, "failed"):
+    for match in store.matches(name, MatchState.FAILED):
         console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
 
 
@@ -193,6 +199,22 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
             console.print(f"[red]{report.status.value}[/red] {said(result.match_id)}: {summary}")
     console.print(f"{len(results) - bad} of {len(results)} match logs verified")
     if bad:
+        raise typer.Exit(1)
+
+
+@league_app.command("restat")
+def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
+    """Recount every result's hand statistics from its log and store those that changed; exit 1
+    if a log could not be read."""
+    _, store = open_arena()
+    _league(store, name)
+    report = restat(store, name)
+    for match_id, why in report.unreadable:
+        console.print(f"[red]unreadable[/red] {said(match_id)}: {said(why, lines=True)}")
+    console.print(
+        f"{report.checked} results recounted from their logs, {len(report.changed)} changed"
+    )
+    if report.unreadable:
         raise typer.Exit(1)
 
 

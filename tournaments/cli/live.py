@@ -1,11 +1,15 @@
 """A live view of one match, fed by its log records (``gin play``).
 
-Names and fault details come from the bots: they go in as ``Text`` with their controls shown.
+The log's watcher hands over each record as it is written (its type and JSON fields); the view
+reads the few it shows into records of its own (:class:`ShownHand`, :class:`ShownFault`) as they
+come. Names and fault details come from the bots: they go in as ``Text`` with their controls
+shown.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -19,49 +23,105 @@ from tournaments.cli.render import END_WORDS, bot_text
 from tournaments.runner import Progress
 
 
+@dataclass(frozen=True, slots=True)
+class ShownHand:
+    """A finished hand as the view shows it (from its ``hand_end`` record)."""
+
+    number: int
+    end: HandEnd
+    winner: int | None
+    points: int
+    games: tuple[int, ...]
+    totals: tuple[tuple[int, ...], tuple[int, ...]]
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> ShownHand:
+        """Read a ``hand_end`` record's fields."""
+        totals = [tuple(int(points) for points in seat) for seat in fields["totals"]]
+        return cls(
+            int(fields["hand"]),
+            HandEnd(fields["end"]),
+            None if fields["winner"] is None else int(fields["winner"]),
+            int(fields["points"]),
+            tuple(int(game) for game in fields["games"]),
+            (totals[0], totals[1]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ShownFault:
+    """A fault as the view shows it (from its ``fault`` record)."""
+
+    seat: int
+    kind: str
+    detail: str
+    forfeited: bool
+    strikes: int | None
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> ShownFault:
+        """Read a ``fault`` record's fields."""
+        strikes = fields.get("strikes")
+        return cls(
+            int(fields["seat"]),
+            str(fields["kind"]),
+            str(fields["detail"]),
+            bool(fields.get("forfeited")),
+            None if strikes is None else int(strikes),
+        )
+
+
+def seat_names(fields: dict[str, Any], names: tuple[str, str]) -> tuple[str, str]:
+    """Each seat's ``name version`` from a ``header`` record's fields (``names`` for a seat it
+    does not know)."""
+    seats = fields.get("seats") or [None, None]
+    first, second = (
+        f"{seat['name']} {seat['version']}" if seat else name
+        for seat, name in zip(seats, names, strict=True)
+    )
+    return first, second
+
+
 class MatchView:
     """Keeps what the screen shows; :meth:`on_record` is the match log's watcher."""
 
     def __init__(self, names: tuple[str, str]) -> None:
         self.names = names
-        self.hands: list[dict[str, Any]] = []
-        self.faults: list[dict[str, Any]] = []
-        self.totals: list[list[int]] = [[0, 0, 0], [0, 0, 0]]
+        self.hands: list[ShownHand] = []
+        self.faults: list[ShownFault] = []
+        self.totals: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
         self.decisions = 0
-        self.result: dict[str, Any] | None = None
+        self.ended = False
         self.sandbox: list[str] = []
 
     def on_record(self, record_type: str, fields: dict[str, Any]) -> None:
-        """Take one log record."""
+        """Take one log record (the log's watcher: its type and JSON fields)."""
         if record_type == "header":
-            self.sandbox = list(fields.get("sandbox", []))
-            seats = fields.get("seats") or [None, None]
-            self.names = tuple(  # type: ignore[assignment]
-                f"{seat['name']} {seat['version']}" if seat else name
-                for seat, name in zip(seats, self.names, strict=True)
-            )
+            self.sandbox = [str(layer) for layer in fields.get("sandbox", [])]
+            self.names = seat_names(fields, self.names)
         elif record_type == "request":
             self.decisions += 1
         elif record_type == "hand_end":
-            self.hands.append(fields)
-            self.totals = fields["totals"]
+            hand = ShownHand.from_fields(fields)
+            self.hands.append(hand)
+            self.totals = hand.totals
         elif record_type == "fault":
-            self.faults.append(fields)
+            self.faults.append(ShownFault.from_fields(fields))
         elif record_type == "result":
-            self.result = fields
+            self.ended = True
 
     def _hands_table(self) -> Table:
         table = Table(title=bot_text(f"{self.names[0]}  vs  {self.names[1]}"), expand=False)
         for column in ("#", "end", "winner", "points", "games"):
             table.add_column(column, justify="right" if column in ("#", "points") else "left")
         for hand in self.hands[-12:]:
-            winner = bot_text("-" if hand["winner"] is None else self.names[hand["winner"]])
-            games = ", ".join(str(game + 1) for game in hand["games"]) or "-"
+            winner = bot_text("-" if hand.winner is None else self.names[hand.winner])
+            games = ", ".join(str(game + 1) for game in hand.games) or "-"
             table.add_row(
-                str(hand["hand"] + 1),
-                END_WORDS[HandEnd(hand["end"])],
+                str(hand.number + 1),
+                END_WORDS[hand.end],
                 winner,
-                str(hand["points"]) if hand["winner"] is not None else "-",
+                str(hand.points) if hand.winner is not None else "-",
                 games,
             )
         return table
@@ -79,8 +139,8 @@ class MatchView:
     def _faults(self) -> Text:
         text = Text()
         for fault in self.faults[-5:]:
-            verdict = "forfeit" if fault.get("forfeited") else f"strike {fault.get('strikes')}"
-            line = f"fault: {self.names[fault['seat']]}: {fault['kind']}: {fault['detail']}"
+            verdict = "forfeit" if fault.forfeited else f"strike {fault.strikes}"
+            line = f"fault: {self.names[fault.seat]}: {fault.kind}: {fault.detail}"
             text.append_text(bot_text(f"{line} ({verdict})", style="red"))
             text.append("\n")
         return text

@@ -6,7 +6,7 @@ Text a bot may have shaped (names, details, stderr, manifest fields) goes in as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -15,19 +15,15 @@ from rich.text import Text
 from referee.bot_text import shown
 from referee.conformance import CheckReport, Verdict
 from referee.faults import Fault
-from referee.rules import HandEnd, HandRecord, SeriesResult
-from referee.rules.cards import Card, CardSet
+from referee.replay import Showdown
+from referee.rules import Card, CardSet, HandRecord, SeriesResult
+from tournaments.cli.words import END_WORDS as END_WORDS  # noqa: PLC0414 - re-exported
+from tournaments.cli.words import drawn_text, scores_text, series_verdict
 from tournaments.standings import Standings
 from tournaments.store import BotRow
 
-SUIT_STYLES = {0: "green", 1: "blue", 2: "red", 3: "white"}
-END_WORDS = {
-    HandEnd.GIN: "gin",
-    HandEnd.KNOCK: "knock",
-    HandEnd.UNDERCUT: "undercut",
-    HandEnd.STOCK_EXHAUSTED: "drawn (stock)",
-    HandEnd.TURN_CAP: "drawn (turn cap)",
-}
+SUIT_STYLES = ("green", "blue", "red", "white")
+"""Clubs, diamonds, hearts, spades."""
 
 
 def bot_text(text: object, style: str = "") -> Text:
@@ -35,22 +31,56 @@ def bot_text(text: object, style: str = "") -> Text:
     return Text(shown(str(text)), style=style)
 
 
-def cards_text(cards: CardSet | Sequence[Card]) -> Text:
-    """Cards in notation, each coloured by suit."""
+def cards_text(cards: Iterable[Card], top: Card | None = None) -> Text:
+    """Cards in notation, each coloured by suit; ``top`` in reverse video."""
     text = Text()
     for index, card in enumerate(cards):
         if index:
             text.append(" ")
-        text.append(str(card), style=SUIT_STYLES[card.suit])
+        style = SUIT_STYLES[card.suit] + (" reverse bold" if card == top else "")
+        text.append(str(card), style=style)
     return text
 
 
-def showdown_text(record: HandRecord) -> Text:
+def layouts_text(record: HandRecord) -> Text:
     """One line for a knocked hand's showdown: both layouts and the layoffs."""
     outcome = record.outcome
     if outcome.knocker_layout is None or outcome.defender_layout is None:
         return Text("-")
     return Text(f"K: {outcome.knocker_layout}   D: {outcome.defender_layout}")
+
+
+def showdown_text(showdown: Showdown, names: Sequence[str]) -> Text:
+    """Both layouts of a knocked hand, with the layoffs and deadwood, or why it was drawn."""
+    if showdown.knocker is None:
+        return Text(drawn_text(showdown.end.value))
+    knocker, defender = showdown.knocker, 1 - showdown.knocker
+    text = Text(f"{shown(names[knocker])} ({showdown.end.value}): ", style="bold")
+    text.append_text(_melds_text(showdown.knocker_melds, showdown.knocker_deadwood_cards))
+    text.append(f" = {showdown.knocker_deadwood}\n")
+    text.append(f"{shown(names[defender])}: ", style="bold")
+    text.append_text(_melds_text(showdown.defender_melds, showdown.defender_deadwood_cards))
+    text.append(f" = {showdown.defender_deadwood}")
+    for cards, onto in showdown.layoffs:
+        text.append("\n  lays off ")
+        text.append_text(cards_text(cards))
+        text.append(" onto ")
+        text.append_text(cards_text(onto))
+    winner = "-" if showdown.winner is None else shown(names[showdown.winner])
+    scores = scores_text(winner, showdown.points, showdown.games, none="-")
+    text.append(f"\n{scores}", style="bold green")
+    return text
+
+
+def _melds_text(melds: Sequence[CardSet], deadwood: CardSet) -> Text:
+    text = Text()
+    for meld in melds:
+        text.append("[")
+        text.append_text(cards_text(meld))
+        text.append("] ")
+    if deadwood:
+        text.append_text(cards_text(deadwood))
+    return text
 
 
 def hand_row(record: HandRecord, names: Sequence[str]) -> list[str | Text]:
@@ -65,7 +95,7 @@ def hand_row(record: HandRecord, names: Sequence[str]) -> list[str | Text]:
         winner,
         str(outcome.points) if outcome.winner is not None else "-",
         games,
-        showdown_text(record),
+        layouts_text(record),
     ]
 
 
@@ -99,10 +129,7 @@ def score_sheet(result: SeriesResult, names: Sequence[str]) -> Table:
 
 def result_line(result: SeriesResult, names: Sequence[str]) -> str:
     """One sentence: who won the series and how it ended."""
-    if result.winner is None:
-        verdict = "no winner"
-    else:
-        verdict = f"{names[result.winner]} wins the series"
+    verdict = series_verdict(None if result.winner is None else names[result.winner])
     return f"{verdict} ({result.end.value}, {len(result.hands)} hands, seed {result.seed})"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from referee.bot_text import shown
 from referee.replay import VIEWERS, Replay, SeatHand, Showdown, Step, Table, Viewer, viewer_name
 from referee.rules import Card, CardSet, min_deadwood
+from tournaments.cli.words import drawn_text, scores_text, step_text
 
 ASSETS = files("tournaments.cli") / "replay_assets"
 
@@ -36,10 +37,15 @@ def _hand(hand: SeatHand) -> dict[str, Any]:
     }
 
 
-def _showdown(showdown: Showdown | None) -> dict[str, Any] | None:
+def _showdown(showdown: Showdown | None, names: tuple[str, str]) -> dict[str, Any] | None:
     if showdown is None:
         return None
+    winner = showdown.winner
     return {
+        "drawn": drawn_text(showdown.end.value.replace("_", " ", 1)),
+        "scores": None
+        if winner is None
+        else shown(scores_text(names[winner], showdown.points, showdown.games)),
         "end": showdown.end.value,
         "winner": showdown.winner,
         "points": showdown.points,
@@ -55,8 +61,8 @@ def _showdown(showdown: Showdown | None) -> dict[str, Any] | None:
     }
 
 
-def table_data(table: Table | None) -> dict[str, Any] | None:
-    """One viewer's table as the page's JSON."""
+def table_data(table: Table | None, names: tuple[str, str]) -> dict[str, Any] | None:
+    """One viewer's table as the page's JSON (``names``: the seats', for the showdown's words)."""
     if table is None:
         return None
     return {
@@ -69,19 +75,19 @@ def table_data(table: Table | None) -> dict[str, Any] | None:
         "stockCount": table.stock_count,
         "totals": [list(table.totals[0]), list(table.totals[1])],
         "winners": list(table.game_winners),
-        "showdown": _showdown(table.showdown),
+        "showdown": _showdown(table.showdown, names),
     }
 
 
-def _step(step: Step, viewers: tuple[Viewer, ...]) -> dict[str, Any]:
+def _step(step: Step, viewers: tuple[Viewer, ...], names: tuple[str, str]) -> dict[str, Any]:
     views = []
     for viewer in viewers:
         own = step.ms is not None and (viewer is None or viewer == step.seat)
         views.append(
             {
-                "text": shown(step.text(viewer)),
+                "text": shown(step_text(step, viewer, names)),
                 "ms": step.ms if own else None,
-                "table": table_data(step.table(viewer)),
+                "table": table_data(step.table(viewer), names),
             }
         )
     return {"kind": step.kind.value, "hand": step.hand_number, "line": step.line, "v": views}
@@ -102,7 +108,7 @@ def page_data(replay: Replay, viewer: Viewer) -> dict[str, Any]:
         "names": [shown(name) for name in replay.names],
         "views": views,
         "hands": list(replay.hand_starts()),
-        "steps": [_step(step, viewers) for step in replay.steps],
+        "steps": [_step(step, viewers, replay.names) for step in replay.steps],
         "verdict": shown(replay.report.summary(), lines=True),
     }
 

@@ -13,7 +13,7 @@ import select
 import sys
 import termios
 import tty
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -25,28 +25,17 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.bot_text import shown
-from referee.replay import Replay, SeatHand, Showdown, Step, StepKind, Table, Viewer, viewer_name
-from referee.rules import Card, CardSet, min_deadwood
+from referee.replay import Replay, SeatHand, Step, StepKind, Table, Viewer, viewer_name
+from referee.rules import Card, min_deadwood
+from tournaments.cli.render import cards_text, showdown_text
+from tournaments.cli.words import step_text
 
-SUIT_STYLES = ("green", "blue", "red", "white")
-"""Clubs, diamonds, hearts, spades."""
 HIDDEN = "▒▒"
 PILE_SHOWN = 14
 """How many of the discard pile's top cards the table shows."""
 
 
 # --- pieces of the table -------------------------------------------------------------------------
-
-
-def cards_text(cards: Iterable[Card], top: Card | None = None) -> Text:
-    """Cards in notation, each coloured by suit; ``top`` in reverse video."""
-    text = Text()
-    for index, card in enumerate(cards):
-        if index:
-            text.append(" ")
-        style = SUIT_STYLES[card.suit] + (" reverse bold" if card == top else "")
-        text.append(str(card), style=style)
-    return text
 
 
 def _name(replay: Replay, seat: int) -> str:
@@ -114,44 +103,10 @@ def score_table(replay: Replay, table: Table) -> RichTable:
     return sheet
 
 
-def showdown_text(replay: Replay, showdown: Showdown) -> Text:
-    """Both layouts of a knocked hand, with the layoffs and deadwood, or why it was drawn."""
-    if showdown.knocker is None:
-        return Text(f"drawn hand ({showdown.end.value}): nobody scores")
-    knocker, defender = showdown.knocker, 1 - showdown.knocker
-    text = Text(f"{_name(replay, knocker)} ({showdown.end.value}): ", style="bold")
-    text.append_text(_melds_text(showdown.knocker_melds, showdown.knocker_deadwood_cards))
-    text.append(f" = {showdown.knocker_deadwood}\n")
-    text.append(f"{_name(replay, defender)}: ", style="bold")
-    text.append_text(_melds_text(showdown.defender_melds, showdown.defender_deadwood_cards))
-    text.append(f" = {showdown.defender_deadwood}")
-    for cards, onto in showdown.layoffs:
-        text.append("\n  lays off ")
-        text.append_text(cards_text(cards))
-        text.append(" onto ")
-        text.append_text(cards_text(onto))
-    winner = "-" if showdown.winner is None else _name(replay, showdown.winner)
-    games = ", ".join(str(game + 1) for game in showdown.games) or "-"
-    plural = "s" if len(showdown.games) > 1 else ""
-    text.append(f"\n{winner} scores {showdown.points} (game{plural} {games})", style="bold green")
-    return text
-
-
-def _melds_text(melds: Sequence[CardSet], deadwood: CardSet) -> Text:
-    text = Text()
-    for meld in melds:
-        text.append("[")
-        text.append_text(cards_text(meld))
-        text.append("] ")
-    if deadwood:
-        text.append_text(cards_text(deadwood))
-    return text
-
-
-def step_line(step: Step, viewer: Viewer) -> Text:
+def step_line(replay: Replay, step: Step, viewer: Viewer) -> Text:
     """One line for one step: what happened, as ``viewer`` saw it, with its time if known."""
     style = {StepKind.FAULT: "red", StepKind.NOTE: "bold red", StepKind.SHOWDOWN: "bold"}
-    text = Text(shown(step.text(viewer)), style=style.get(step.kind, ""))
+    text = Text(shown(step_text(step, viewer, replay.names)), style=style.get(step.kind, ""))
     if step.ms is not None and (viewer is None or viewer == step.seat):
         text.append(f"  ({step.ms:.1f} ms)", style="dim")
     return text
@@ -181,9 +136,9 @@ def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> R
             grid.add_row(seat_label(replay, table, seat), hand_text(table.hands[seat]))
         parts += [grid, pile_text(table), score_table(replay, table)]
         if table.showdown is not None and step.kind is StepKind.SHOWDOWN:
-            parts.append(Panel(showdown_text(replay, table.showdown), title="showdown"))
+            parts.append(Panel(showdown_text(table.showdown, replay.names), title="showdown"))
     recent = [
-        step_line(earlier, viewer)
+        step_line(replay, earlier, viewer)
         for earlier in replay.steps[max(0, index - history + 1) : index + 1]
         if earlier.hand_number == step.hand_number or earlier.index == index
     ]
@@ -208,7 +163,7 @@ def transcript(replay: Replay, viewer: Viewer) -> Iterator[RenderableType]:
         table = step.table(viewer)
         if step.kind is StepKind.DEAL and table is not None:
             yield Text("")
-            yield step_line(step, viewer)
+            yield step_line(replay, step, viewer)
             for seat in (0, 1):
                 line = Text("  ")
                 line.append_text(seat_label(replay, table, seat))
@@ -217,10 +172,10 @@ def transcript(replay: Replay, viewer: Viewer) -> Iterator[RenderableType]:
                 yield line
             continue
         line = Text(f"{step.index + 1:>5}. ", style="dim")
-        line.append_text(step_line(step, viewer))
+        line.append_text(step_line(replay, step, viewer))
         yield line
         if step.kind is StepKind.SHOWDOWN and table is not None and table.showdown is not None:
-            for line in showdown_text(replay, table.showdown).split("\n"):
+            for line in showdown_text(table.showdown, replay.names).split("\n"):
                 yield Text("       ").append_text(line)
             yield Text("       ").append_text(_totals_text(replay, table))
 

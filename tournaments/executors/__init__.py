@@ -5,8 +5,19 @@ machine), :mod:`.cluster` (a Dask cluster), :mod:`.fake` (scripted, for tests of
 
 from __future__ import annotations
 
-import json
-from typing import Any, Protocol
+from typing import Protocol
+
+import trio
+
+from referee.sandbox import sweep_jails
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+
+
+async def sweep_here() -> int:
+    """Sweep this machine's leftovers of killed referees (in a thread: it walks folders and the
+    process table); how many jails went."""
+    report = await trio.to_thread.run_sync(sweep_jails)
+    return len(report.jails)
 
 
 class ExecutorError(RuntimeError):
@@ -19,13 +30,22 @@ class Executor(Protocol):
     slots: int
     """Matches at once."""
 
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
-        """Play a job (see ``tournaments.worker``); its outcome (with ``summary``, and the log
-        written at ``job["log"]``), or what went wrong when no result came back."""
+    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
+        """Play a job (see ``tournaments.worker``); its outcome (the log written at
+        ``job.log``), or what went wrong when no result came back.
+
+        Raises:
+            ExecutorError: the executor cannot play any more matches.
+        """
         ...
 
     async def capacity(self) -> int:
         """Matches at once now (a cluster's workers come and go)."""
+        ...
+
+    async def sweep(self) -> int:
+        """Before a run: remove what referees killed earlier left behind (their jails, cgroups
+        and stray bot processes); how many jails went."""
         ...
 
     async def aclose(self) -> None:
@@ -35,21 +55,11 @@ class Executor(Protocol):
 
 def outcome_of(
     returncode: int | None, stdout: bytes | None, stderr: bytes | None
-) -> dict[str, Any] | str:
+) -> MatchOutcome | WorkerFailure:
     """A worker's outcome from its last stdout line, or what went wrong."""
-    outcome = _parse(stdout)
-    if outcome is None or "summary" not in outcome:
-        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
-        return f"exit {returncode}: {' | '.join(tail) or 'no output'}"
-    return outcome
-
-
-def _parse(stdout: bytes | None) -> dict[str, Any] | None:
     lines = (stdout or b"").decode(errors="replace").strip().splitlines()
-    if not lines:
-        return None
     try:
-        parsed = json.loads(lines[-1])
-    except json.JSONDecodeError:
-        return None
-    return parsed if isinstance(parsed, dict) else None
+        return MatchOutcome.from_json(lines[-1])
+    except (IndexError, KeyError, TypeError, ValueError):  # no line, or not an outcome
+        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+        return WorkerFailure(f"exit {returncode}: {' | '.join(tail) or 'no output'}")

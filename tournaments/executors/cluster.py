@@ -36,9 +36,9 @@ what workers return; see the README for TLS.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
-import json
 import logging
 import os
 import secrets
@@ -73,13 +73,17 @@ from referee.sandbox import (
     safe_name,
     sweep_jails,
 )
-from tournaments.executors import ExecutorError, outcome_of
+from tournaments.executors import ExecutorError, outcome_of, sweep_here
 from tournaments.packing import BotCodeMismatchError, Bundle, bundle_bot, unpack_bot
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 
 STOP_POLL_S: Final = 0.5
 STOP_GRACE_S: Final = 15.0
 """How long a stopped match may take to tear down before its process is killed."""
 CONNECT_TIMEOUT_S: Final = 20.0
+UNWANTED_STATES: Final = ("cancelled", "released", "forgotten")
+
+logger = logging.getLogger(__name__)
 
 
 class ClusterError(ExecutorError):
@@ -169,7 +173,10 @@ def _stop_requested(event_name: str) -> bool:
     """Whether the coordinator asked its run's tasks to stop (False if it cannot be asked)."""
     try:
         return bool(Event(event_name).is_set())
-    except Exception:
+    except (OSError, TimeoutError, RuntimeError, ValueError) as error:
+        # The scheduler cannot be reached (OSError: a closed comm; TimeoutError), or there is no
+        # client to ask it with (RuntimeError, ValueError): nobody asked, as far as we know.
+        logger.debug("cannot ask whether %s is set: %r", event_name, error)
         return False
 
 
@@ -177,9 +184,10 @@ def _unwanted(worker: Worker, key: object) -> bool:
     """Whether the scheduler dropped this running task (cancelled, or its client went away)."""
     try:
         task = worker.state.tasks.get(key)  # type: ignore[call-overload]
-    except Exception:  # the worker's internals moved: assume wanted
+    except (AttributeError, TypeError) as error:  # the worker's internals moved: assume wanted
+        logger.debug("cannot see the state of task %s: %r", key, error)
         return False
-    return task is None or task.state in ("cancelled", "released", "forgotten")
+    return task is None or task.state in UNWANTED_STATES
 
 
 def _finish(process: subprocess.Popen[bytes], event_name: str) -> bool:
@@ -214,34 +222,59 @@ def end_groups(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait()
 
 
-def play_on_worker(
-    job: dict[str, Any], hashes: list[str], bundles: list[bytes], stop_event: str
-) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class TaskTimings:
+    """Where a task's time went on its worker (seconds)."""
+
+    unpack_s: float
+    match_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReply:
+    """What a task sends back to the coordinator (pickled by Dask)."""
+
+    outcome: MatchOutcome | WorkerFailure
+    log: bytes | None = None
+    """The match log, zlib-compressed."""
+    stderr: tuple[bytes | None, bytes | None] = (None, None)
+    """Each bot's stderr as kept beside the log, zlib-compressed."""
+    stopped: bool = False
+    """The match was stopped (the coordinator asked, or nobody wants it any more)."""
+    worker: str = ""
+    timings: TaskTimings = TaskTimings(0.0, 0.0)
+
+
+def play_on_worker(job: MatchJob, bundles: list[bytes], stop_event: str) -> TaskReply:
     """The Dask task: play ``job`` with the bots in ``bundles``; its outcome and its log.
 
-    ``job`` is the local runner's job without paths: the bots' folders and the log are made
-    here, in a match folder that holds an owner lock while the match runs.
+    ``job`` is the local runner's job without paths: the bots' folders (unpacked from
+    ``bundles``, under ``job.hashes``) and the log are made here, in a match folder that holds an
+    owner lock while the match runs.
     """
     began = time.monotonic()
     if _stop_requested(stop_event):  # queued when the coordinator stopped the league
-        return {"outcome": "stopped before it began", "log": None, "stopped": True}
+        return TaskReply(WorkerFailure("stopped before it began"), stopped=True)
     _sweep()
     root = _own_folder(cluster_dir())
     folders = [
         unpack_bot(bundle, digest, _own_folder(root / "bots"))
-        for bundle, digest in zip(bundles, hashes, strict=True)
+        for bundle, digest in zip(bundles, job.hashes, strict=True)
     ]
     unpacked = time.monotonic()
     matches = _own_folder(root / "matches")
-    folder = matches / f"{match_slug(str(job['match_id']))}-{secrets.token_hex(4)}"
+    folder = matches / f"{match_slug(job.match_id)}-{secrets.token_hex(4)}"
     folder.mkdir(mode=0o700)
     owner = hold_owner_lock(folder)
     process: subprocess.Popen[bytes] | None = None
     try:
-        local = {**job, "bots": [str(f) for f in folders], "log": str(folder / "log.jsonl")}
-        local["parent"] = os.getpid()
-        local["hashes"] = hashes  # the match process hashes the cached code again, and refuses
-        (folder / "job.json").write_text(json.dumps(local))
+        local = dataclasses.replace(  # the match process hashes the cached code again
+            job,
+            bots=(str(folders[0]), str(folders[1])),
+            log=str(folder / "log.jsonl"),
+            parent=os.getpid(),
+        )
+        (folder / "job.json").write_text(local.to_json())
         # The sandbox's spawner thread: the parent-death signal comes when this worker process
         # dies, not when a thread of Dask's pool retires.
         process = on_spawner_thread(_start, folder)
@@ -250,18 +283,18 @@ def play_on_worker(
         if process.returncode and not stopped:
             _sweep(again=True)  # a match process that died hard leaves its jails behind
         log = folder / "log.jsonl"
-        return {
-            "outcome": outcome_of(
+        return TaskReply(
+            outcome_of(
                 process.returncode,
                 (folder / "stdout").read_bytes(),
                 (folder / "stderr").read_bytes(),
             ),
-            "log": zlib.compress(log.read_bytes(), 6) if log.exists() else None,
-            "stderr": [_packed(stderr_path(log, seat)) for seat in (0, 1)],
-            "stopped": stopped,
-            "worker": get_worker().address,
-            "timings": {"unpack_s": unpacked - began, "match_s": ended - unpacked},
-        }
+            _packed(log),
+            (_packed(stderr_path(log, 0)), _packed(stderr_path(log, 1))),
+            stopped,
+            get_worker().address,
+            TaskTimings(unpacked - began, ended - unpacked),
+        )
     finally:
         if process is not None:
             end_groups([process])
@@ -284,7 +317,8 @@ def arena_code() -> str:
 
 
 def worker_probe() -> dict[str, Any]:
-    """What the coordinator checks of each worker before it sends matches."""
+    """What the coordinator checks of each worker before it sends matches (plain data, read by
+    :meth:`WorkerProbe.from_dict`: a worker of another version still answers readably)."""
     layers = detect_layers()
     return {
         "code": arena_code(),
@@ -319,11 +353,40 @@ class MatchTimings:
     log_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerProbe:
+    """What one worker said of itself (:func:`worker_probe`)."""
+
+    code: str
+    """:func:`arena_code` there."""
+    python: str
+    setpriv: bool
+    layers: tuple[str, ...]
+    """The sandbox layers that work there."""
+    missing: tuple[str, ...]
+    """Why each other layer does not."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkerProbe:
+        """Read :func:`worker_probe`'s answer.
+
+        Raises:
+            KeyError, TypeError: not that answer (another version of the arena, say).
+        """
+        return cls(
+            str(data["code"]),
+            str(data["python"]),
+            bool(data["setpriv"]),
+            tuple(str(layer) for layer in data["layers"]),
+            tuple(str(warning) for warning in data["missing"]),
+        )
+
+
 @dataclass
 class ProbeReport:
     """What the workers said when asked before the league."""
 
-    workers: dict[str, dict[str, Any]]
+    workers: dict[str, WorkerProbe]
     warnings: list[str] = field(default_factory=list)
 
 
@@ -374,11 +437,19 @@ class DaskExecutor:
         threads = int(sum(self.client.nthreads().values()))
         return max(1, min(threads, self.cap) if self.cap else threads)
 
+    async def sweep(self) -> int:
+        """The coordinator's machine's leftovers (each worker sweeps its own as it starts)."""
+        return await sweep_here()
+
     async def capacity(self) -> int:
         """Matches at once: the workers' threads now (at most ``cap``); unchanged while the
         scheduler cannot be asked."""
-        with contextlib.suppress(Exception):
+        try:
             self.slots = await trio.to_thread.run_sync(self._capacity, abandon_on_cancel=True)
+        except Exception as error:  # whatever a lost scheduler's client raises
+            # (closed comms, timeouts, a closed client): the league goes on at the old capacity,
+            # and the next match sent reports a lost scheduler plainly.
+            logger.debug("cannot ask the cluster's capacity: %r", error)
         return self.slots
 
     async def _bot(self, folder: Path, digest: str) -> Bundle:
@@ -389,25 +460,29 @@ class DaskExecutor:
                 self._bots[digest] = bot
             return bot
 
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
-        """Send the match to the cluster, wait for it, write its log; its outcome."""
+    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
+        """Send the match to the cluster, wait for it, write its log; its outcome.
+
+        Raises:
+            ClusterError: the scheduler is gone (the match cannot be sent, or was dropped).
+        """
         try:
             bots = [
                 await self._bot(Path(folder), digest)
-                for folder, digest in zip(job["bots"], job["hashes"], strict=True)
+                for folder, digest in zip(job.bots, job.hashes, strict=True)
             ]
         except (BotCodeMismatchError, OSError) as error:
-            return f"bot code: {error}"
-        remote = {k: v for k, v in job.items() if k not in ("bots", "hashes", "log", "parent")}
+            return WorkerFailure(f"bot code: {error}")
+        # This machine's paths mean nothing on a worker: the task makes its own.
+        remote = dataclasses.replace(job, bots=("", ""), log="", parent=0)
         self._submitted += 1
-        key = f"gin-match-{job['match_id']}-{self.token}-{self._submitted}"
+        key = f"gin-match-{job.match_id}-{self.token}-{self._submitted}"
         began = time.monotonic()
         try:
             future: Future[Any] = await trio.to_thread.run_sync(
                 lambda: self.client.submit(
                     play_on_worker,
                     remote,
-                    [bot.digest for bot in bots],
                     [bot.bundle for bot in bots],
                     self.stop_event,
                     key=key,
@@ -417,7 +492,7 @@ class DaskExecutor:
             )
         except Exception as error:  # a closed client, most often: the scheduler is gone
             raise ClusterError(
-                f"could not send match {job['match_id']} to {self.address}: {error}"
+                f"could not send match {job.match_id} to {self.address}: {error}"
             ) from None
         submitted = time.monotonic()
         self._futures.add(future)  # kept while it runs, for aclose to stop it
@@ -425,66 +500,70 @@ class DaskExecutor:
         self._futures.discard(future)
         finished = time.monotonic()
         try:
-            reply: dict[str, Any] = await trio.to_thread.run_sync(
-                future.result, abandon_on_cancel=True
-            )
+            reply = await trio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         except CancelledError as error:  # only the scheduler cancels (we cancel in aclose)
             raise ClusterError(
-                f"the cluster dropped match {job['match_id']} ({error}): is the scheduler "
+                f"the cluster dropped match {job.match_id} ({error}): is the scheduler "
                 f"{self.address} still up?"
             ) from None
-        except Exception as error:
-            return f"cluster task failed: {type(error).__name__}: {error}"
+        except Exception as error:  # the task's own error, whatever it was
+            return WorkerFailure(f"cluster task failed: {type(error).__name__}: {error}")
         finally:
-            with contextlib.suppress(Exception):
-                future.release()
+            _release(future)
         marks = (began, submitted, finished, time.monotonic())
         try:
             return await trio.to_thread.run_sync(self._outcome, job, reply, bots, marks)
         except (KeyError, TypeError, ValueError, AttributeError, zlib.error) as error:
-            return f"cluster task failed: a malformed reply ({type(error).__name__}: {error})"
+            return WorkerFailure(
+                f"cluster task failed: a malformed reply ({type(error).__name__}: {error})"
+            )
 
     def _outcome(
         self,
-        job: dict[str, Any],
-        reply: dict[str, Any],
+        job: MatchJob,
+        reply: TaskReply,
         bots: list[Bundle],
         marks: tuple[float, float, float, float],
-    ) -> dict[str, Any] | str:
-        log = Path(job["log"])
-        if reply.get("log") is not None:
-            log.write_bytes(zlib.decompress(reply["log"]))
-        for seat, kept in enumerate(reply.get("stderr") or ()):
-            if isinstance(kept, bytes):  # each bot's stderr, kept beside the log here too
+    ) -> MatchOutcome | WorkerFailure:
+        if not isinstance(reply, TaskReply):
+            raise TypeError(f"the task sent back a {type(reply).__name__}, not a TaskReply")
+        log = Path(job.log)
+        if reply.log is not None:
+            log.write_bytes(zlib.decompress(reply.log))
+        for seat, kept in enumerate(reply.stderr):
+            if kept is not None:  # each bot's stderr, kept beside the log here too
                 stderr_path(log, seat).write_bytes(zlib.decompress(kept))
-        outcome = reply["outcome"]
-        if reply.get("stopped"):
-            return "stopped on the cluster"
-        if isinstance(outcome, str):
-            return f"on {reply.get('worker')}: {outcome}"
-        outcome["summary"]["log"] = str(log)
-        outcome["summary"]["executed_on"] = reply["worker"]
+        outcome = reply.outcome
+        if reply.stopped:
+            return WorkerFailure("stopped on the cluster")
+        if isinstance(outcome, WorkerFailure):
+            return WorkerFailure(f"on {reply.worker}: {outcome.message}")
+        summary = dataclasses.replace(outcome.summary, log=str(log), executed_on=reply.worker)
         began, submitted, finished, fetched = marks
         self.timings.append(
             MatchTimings(
                 submitted - began,
                 finished - submitted,
                 fetched - finished,
-                reply["timings"]["unpack_s"],
-                reply["timings"]["match_s"],
+                reply.timings.unpack_s,
+                reply.timings.match_s,
                 sum(len(bot.bundle) for bot in bots),
-                len(reply.get("log") or b""),
+                len(reply.log or b""),
             )
         )
-        return dict(outcome)
+        return dataclasses.replace(outcome, summary=summary)
 
     async def aclose(self) -> None:
         """Stop the run's tasks on the cluster (they tear their matches down), cancel the rest,
         and disconnect (a lost scheduler: nothing to stop, its tasks are gone with it)."""
         if self.client.status == "running":
             await trio.to_thread.run_sync(self._stop_all)
-        with contextlib.suppress(Exception):
+        try:
             await trio.to_thread.run_sync(self.client.close)
+        except Exception as error:  # whatever closing a lost client raises
+            # (closed comms, timeouts): there is nothing left to let go of, and the league's
+            # own outcome (or error) is what the user needs to see.
+            logger.debug("closing the Dask client: %r", error)
 
     def _stop_all(self) -> None:
         running = list(self._futures)
@@ -496,6 +575,15 @@ class DaskExecutor:
             time.sleep(0.1)  # each task stops its match and returns
         self.client.cancel(running)
         self._futures.clear()
+
+
+def _release(future: Future[Any]) -> None:
+    """Let the scheduler forget a finished task's result (we hold it now)."""
+    try:
+        future.release()
+    except Exception as error:  # a closed client's loop, whatever it raises:
+        # the scheduler forgets the task with the client anyway.
+        logger.debug("releasing %s: %r", future.key, error)
 
 
 async def _completion(future: Future[Any]) -> None:
@@ -519,24 +607,25 @@ def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
             f"no worker joined the scheduler at {address} within {CONNECT_TIMEOUT_S:.0f} s"
         ) from None
     try:
-        workers: dict[str, dict[str, Any]] = client.run(worker_probe)
+        answers: dict[str, dict[str, Any]] = client.run(worker_probe)
+        workers = {address_: WorkerProbe.from_dict(probe) for address_, probe in answers.items()}
     except Exception as error:
         raise ClusterError(
             f"the workers cannot run the arena's code ({type(error).__name__}: {error}): install "
             "this project with its dask extra on every worker machine"
         ) from None
     report = ProbeReport(workers)
-    others = sorted(a for a, probe in workers.items() if probe.get("code") != arena_code())
+    others = sorted(a for a, probe in workers.items() if probe.code != arena_code())
     if others:
         raise ClusterError(
             f"worker(s) {', '.join(others)} run other arena code than this coordinator (code "
             f"{arena_code()[:12]}): install the same version everywhere"
         )
     for address_, probe in sorted(workers.items()):
-        if not probe["setpriv"]:
+        if not probe.setpriv:
             report.warnings.append(f"{address_}: no setpriv: matches may outlive a killed worker")
-        for warning in probe["missing"]:
+        for warning in probe.missing:
             report.warnings.append(f"{address_}: {warning}")
-    if strict and any(probe["missing"] for probe in workers.values()):
+    if strict and any(probe.missing for probe in workers.values()):
         raise ClusterError("strict sandbox: " + "; ".join(report.warnings))
     return report

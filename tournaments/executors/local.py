@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
-from typing import Any, Final
+from typing import Final
 
 import trio
 
-from tournaments.executors import outcome_of
+from tournaments.executors import outcome_of, sweep_here
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 
 STOP_GRACE_S: Final = 10.0
 """How long a cancelled worker may take to tear its bots down before SIGKILL."""
@@ -21,11 +21,11 @@ class LocalExecutor:
     def __init__(self, slots: int) -> None:
         self.slots = slots
 
-    async def play(self, job: dict[str, Any]) -> dict[str, Any] | str:
+    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
         """Run the worker; SIGTERM then SIGKILL if cancelled."""
         process = await trio.run_process(
             [sys.executable, "-m", "tournaments.worker"],
-            stdin=json.dumps(job).encode(),
+            stdin=job.to_json().encode(),
             capture_stdout=True,
             capture_stderr=True,
             check=False,
@@ -36,6 +36,10 @@ class LocalExecutor:
     async def capacity(self) -> int:
         """As many as asked for."""
         return self.slots
+
+    async def sweep(self) -> int:
+        """This machine's leftovers: the workers' jails are here."""
+        return await sweep_here()
 
     async def aclose(self) -> None:
         """Nothing to let go of: each worker ended with its match."""

@@ -90,7 +90,7 @@
     panel.id = "showdown";
     panel.append(el("h2", null, "showdown"));
     if (showdown.knocker === null) {
-      panel.append(el("div", "line", "drawn hand (" + showdown.end.replace("_", " ") + "): nobody scores"));
+      panel.append(el("div", "line", showdown.drawn));
       return panel;
     }
     const knocker = showdown.knocker;
@@ -103,8 +103,7 @@
     showdown.dMelds.forEach((meld) => second.append(meldGroup(meld)));
     showdown.layoffs.forEach((layoff) => second.append(meldGroup(layoff[0], "layoff")));
     if (showdown.dDead.length) second.append(meldGroup(showdown.dDead, "deadwood"));
-    const games = showdown.games.map((g) => g + 1).join(", ");
-    const points = el("div", "points", DATA.names[showdown.winner] + " scores " + showdown.points + " (game" + (showdown.games.length > 1 ? "s " : " ") + games + ")");
+    const points = el("div", "points", showdown.scores);
     panel.append(first, second, points);
     return panel;
   }

@@ -1,0 +1,660 @@
+"""Each package's public names, pinned; and no module reaches into another package's insides.
+
+As trio's ``_tests/test_exports.py``: what a package offers is listed here by hand, so a change to
+it is a deliberate edit of this file. Pinned are every package's ``__init__`` (its ``__all__``, or
+else the public names it defines), every library module with an ``__all__`` outside a sealed
+package, and the modules of ``protocol`` (the contract bots are written against); ``MODULES``
+pins each package's public modules. ``python -m tests.test_exports`` prints the surface as the
+code has it now; ``python -m tests.test_exports --write`` puts it in this file (then run
+``ruff format`` on it and read the diff: every line that moves is a change of public API).
+
+Two rules hold for every module of the project, tests and benchmarks included:
+
+* a private name (``_x``: a module, or anything in a module) is used only inside its own package:
+  ``referee.replay._walk`` may import ``referee.replay._records``, ``tournaments.league`` may not;
+* a sealed package, whose ``__init__`` is its whole surface, is imported only through that
+  ``__init__`` from outside: ``from referee.rules import Card``, never ``referee.rules.cards``.
+
+A test may reach into the packages it tests where it must; ``TESTED`` says which, per test module.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import sys
+import types
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LIBRARY = ("referee", "protocol", "tournaments", "sample_bots")
+PROJECT = (*LIBRARY, "benchmarks", "tests")
+SEALED = ("referee.rules", "referee.replay", "referee.sandbox")
+"""Packages whose ``__init__`` re-exports all they offer: nothing outside imports their modules."""
+SKIPPED_DIRS = {"node_modules", "__pycache__"}
+GENERATED = re.compile(r"_pb2(_grpc)?$")
+DOTTED = re.compile(r"(?:referee|protocol|tournaments|sample_bots|benchmarks|tests)(?:\.\w+)+")
+
+EXPORTS: dict[str, tuple[str, ...]] = {
+    "protocol": (),
+    "protocol.codegen": (
+        "GENERATED",
+        "PROTO",
+        "generate",
+        "main",
+    ),
+    "protocol.convert": (
+        "DECISION_KINDS",
+        "HAND_ENDS",
+        "PROTOCOL_VERSION",
+        "action_from_pb",
+        "action_to_pb",
+        "card_from_pb",
+        "card_to_pb",
+        "cards_from_pb",
+        "cards_to_pb",
+        "hand_ended_from_pb",
+        "hand_ended_to_pb",
+        "observation_from_pb",
+        "observation_to_pb",
+        "params_from_pb",
+        "params_to_pb",
+        "public_event_from_pb",
+        "public_event_to_pb",
+        "score_from_pb",
+        "score_to_pb",
+    ),
+    "protocol.manifest": (
+        "ALWAYS_IGNORED",
+        "IGNORE_FILE",
+        "KNOWN_KEYS",
+        "MANIFEST",
+        "MAX_FILES",
+        "MAX_FOLDER_BYTES",
+        "MIB",
+        "NAME_PATTERN",
+        "PYTHON_NAMES",
+        "SYSTEM_PATHS",
+        "VERSION_PATTERN",
+        "Manifest",
+        "ManifestError",
+        "ignore_rule",
+        "load_manifest",
+    ),
+    "protocol.sdk": (
+        "MANIFEST_FILE",
+        "MAX_MESSAGE_BYTES",
+        "REFEREE_ENV",
+        "TOKEN_ENV",
+        "Bot",
+        "HandSummary",
+        "SdkError",
+        "SeriesInfo",
+        "SeriesSummary",
+        "Session",
+        "manifest_identity",
+    ),
+    "protocol.template": (
+        "BOT",
+        "MANIFEST",
+        "TEST",
+        "class_name",
+        "create_bot_folder",
+    ),
+    "protocol.wire": (
+        "RequestEncoder",
+        "legal_actions_bytes",
+    ),
+    "referee": (),
+    "referee.replay": (
+        "RUNS_DIR",
+        "VIEWERS",
+        "ActionRecord",
+        "BadRecord",
+        "BodyRecord",
+        "FaultRecord",
+        "HandEndRecord",
+        "HandStart",
+        "Header",
+        "LogNotFound",
+        "LogReadError",
+        "MatchLogData",
+        "Replay",
+        "Request",
+        "ResultRecord",
+        "SeatHand",
+        "SeatIdentity",
+        "Showdown",
+        "Step",
+        "StepKind",
+        "Table",
+        "VerifyReport",
+        "VerifyStatus",
+        "Viewer",
+        "build_replay",
+        "find_log",
+        "known_formats",
+        "load_replay",
+        "read_log",
+        "read_records",
+        "read_text",
+        "verify_log",
+        "verify_records",
+        "viewer_index",
+        "viewer_name",
+    ),
+    "referee.rules": (
+        "CARDS",
+        "CARD_NAMES",
+        "CARD_VALUES",
+        "DISCARDS",
+        "DRAW_DISCARD",
+        "DRAW_STOCK",
+        "KNOCKS",
+        "PASS_UPCARD",
+        "TAKE_UPCARD",
+        "Action",
+        "Arrangement",
+        "Card",
+        "CardSet",
+        "DefenderLayout",
+        "Discard",
+        "DrawDiscard",
+        "DrawStock",
+        "Event",
+        "GreedyPolicy",
+        "HandEnd",
+        "HandOutcome",
+        "HandRecord",
+        "HandState",
+        "HollywoodScore",
+        "IllegalActionError",
+        "Knock",
+        "Layoff",
+        "Meld",
+        "MeldKind",
+        "Observation",
+        "PassUpcard",
+        "Phase",
+        "Policy",
+        "PublicEvent",
+        "RandomPolicy",
+        "RuleParams",
+        "Scoring",
+        "SeriesEnd",
+        "SeriesResult",
+        "SeriesState",
+        "TakeUpcard",
+        "arrangement_of",
+        "best_discards",
+        "best_throw",
+        "card_set",
+        "deadwood_of_mask",
+        "deadwood_value",
+        "deck_commitment",
+        "enter_hand",
+        "first_dealer",
+        "format_cards",
+        "greedy_policy",
+        "knock_layout",
+        "lay_off",
+        "legal_actions",
+        "min_deadwood",
+        "next_dealer",
+        "observation",
+        "optimal_meld_groups",
+        "parse_cards",
+        "patient_policy",
+        "play_hand",
+        "play_series",
+        "public_view",
+        "score_hand",
+        "series_end",
+        "shuffled_deck",
+    ),
+    "referee.sandbox": (
+        "REQUIRED_LAYERS",
+        "BotJail",
+        "CpuPlacement",
+        "Layer",
+        "LayerStatus",
+        "Sandbox",
+        "SandboxLimits",
+        "SandboxUnavailable",
+        "SweepReport",
+        "TeardownReport",
+        "current_placement",
+        "default_jail_root",
+        "describe_layers",
+        "detect_layers",
+        "harden_referee_process",
+        "hardening_state",
+        "hold_owner_lock",
+        "on_spawner_thread",
+        "pin_cpus",
+        "private_dir",
+        "remove_tree",
+        "safe_name",
+        "sweep_jails",
+    ),
+    "sample_bots": (),
+    "sample_bots.greedy": (),
+    "sample_bots.random": (),
+    "sample_bots.strong": (),
+    "tournaments": (),
+    "tournaments.cli": (),
+    "tournaments.cli.app": (
+        "app",
+        "bot",
+        "league",
+        "play",
+        "sandbox",
+    ),
+    "tournaments.executors": (
+        "Executor",
+        "ExecutorError",
+        "outcome_of",
+        "sweep_here",
+    ),
+}
+"""Public names by package or module (see the module docstring for which are pinned)."""
+
+MODULES: dict[str, tuple[str, ...]] = {
+    "protocol": (
+        "codegen",
+        "convert",
+        "hollywood_gin_pb2",
+        "hollywood_gin_pb2_grpc",
+        "manifest",
+        "sdk",
+        "template",
+        "wire",
+    ),
+    "referee": (
+        "bookkeeping",
+        "bot_text",
+        "bridge",
+        "conformance",
+        "control",
+        "faults",
+        "local",
+        "match",
+        "matchlog",
+        "remote",
+        "replay",
+        "rules",
+        "sandbox",
+        "seats",
+    ),
+    "sample_bots": (
+        "greedy",
+        "random",
+        "strong",
+    ),
+    "sample_bots.greedy": ("bot",),
+    "sample_bots.random": ("bot",),
+    "sample_bots.strong": (
+        "bot",
+        "strategy",
+    ),
+    "tournaments": (
+        "cli",
+        "executors",
+        "league",
+        "packing",
+        "records",
+        "registry",
+        "restat",
+        "runner",
+        "standings",
+        "stats",
+        "store",
+        "worker",
+    ),
+    "tournaments.cli": (
+        "app",
+        "bot",
+        "common",
+        "demo",
+        "entry",
+        "league",
+        "live",
+        "play",
+        "render",
+        "replay",
+        "replay_html",
+        "replay_view",
+        "sandbox",
+        "words",
+    ),
+    "tournaments.executors": (
+        "cluster",
+        "fake",
+        "local",
+        "local_cluster",
+    ),
+}
+"""Public modules and subpackages of each package that is not sealed."""
+
+TESTED: dict[str, tuple[str, ...]] = {
+    "tests.brute": ("referee.rules",),
+    "tests.cluster_scenario": ("referee.sandbox",),  # not its package: the process table, borrowed
+    "tests.test_bot_programs": ("referee.sandbox",),
+    "tests.test_cards": ("referee.rules",),
+    "tests.test_cluster": ("tournaments.executors",),
+    "tests.test_cpu_cap": ("referee.sandbox",),
+    "tests.test_guide": ("referee.sandbox",),  # the guide's figures against the sandbox's own
+    "tests.test_layoffs": ("referee.rules",),
+    "tests.test_match": ("referee",),
+    "tests.test_melds": ("referee.rules",),
+    "tests.test_placement": ("referee.sandbox",),
+    "tests.test_protocol": ("protocol",),
+    "tests.test_sandbox": ("referee.sandbox",),
+}
+"""The packages each test module may reach into (private names, modules of a sealed package)."""
+
+
+# --- the code as it is -------------------------------------------------------------------------
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def source_files(roots: tuple[str, ...]) -> Iterator[Path]:
+    for root in roots:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            if not SKIPPED_DIRS & set(path.relative_to(ROOT).parts):
+                yield path
+
+
+def is_package(dotted: str) -> bool:
+    return (ROOT.joinpath(*dotted.split(".")) / "__init__.py").is_file()
+
+
+def is_module(dotted: str) -> bool:
+    return is_package(dotted) or ROOT.joinpath(*dotted.split(".")).with_suffix(".py").is_file()
+
+
+def package_of(module: str, path: Path) -> str:
+    return module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def declared_all(tree: ast.Module) -> bool:
+    return any(
+        isinstance(node, ast.Assign | ast.AnnAssign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets_of(node))
+        for node in tree.body
+    )
+
+
+def targets_of(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+    """The public names a module's own top level binds (imports left out)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            names.update(t.id for t in targets_of(node) if isinstance(t, ast.Name))
+    return {name for name in names if not name.startswith("_")}
+
+
+def pinned_kind(module: str, path: Path, tree: ast.Module) -> bool:
+    """Whether the module's names are pinned in ``EXPORTS``."""
+    if any(is_private(part) for part in module.split(".")) or GENERATED.search(module):
+        return False
+    if path.name == "__init__.py" or module.startswith("protocol."):
+        return True
+    return declared_all(tree) and not any(inside(module, package) for package in SEALED)
+
+
+def surface(module: str) -> set[str]:
+    """What a module exports: its ``__all__``, or else the public names it defines."""
+    imported = importlib.import_module(module)
+    declared = getattr(imported, "__all__", None)
+    if declared is not None:
+        return set(declared)
+    path = Path(imported.__file__ or "")
+    return defined_names(ast.parse(path.read_text(), filename=str(path)))
+
+
+def current_exports() -> dict[str, set[str]]:
+    found = {}
+    for path in source_files(LIBRARY):
+        module = module_name(path)
+        if pinned_kind(module, path, ast.parse(path.read_text(), filename=str(path))):
+            found[module] = surface(module)
+    return found
+
+
+def current_modules() -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in source_files(LIBRARY):
+        module = module_name(path)
+        if path.name == "__init__.py" and module not in SEALED:
+            found[module] = set()
+    for path in source_files(LIBRARY):
+        module = module_name(path)
+        parent, _, leaf = module.rpartition(".")
+        if parent in found and not is_private(leaf):
+            found[parent].add(leaf)
+    return found
+
+
+# --- reaching in -------------------------------------------------------------------------------
+
+
+class Reach(NamedTuple):
+    """A use of another package's insides."""
+
+    where: str
+    target: str
+    package: str
+    """The package reached into."""
+    private: bool
+    """A private name (else a module of a sealed package)."""
+
+    def __str__(self) -> str:
+        why = f"private to {self.package}" if self.private else f"import it from {self.package}"
+        return f"{self.where}: {self.target} ({why})"
+
+
+def used_paths(tree: ast.Module, package: str) -> Iterator[tuple[int, str, bool]]:
+    """``(line, dotted path, whether it names a module being imported)`` for every import, every
+    private attribute of an imported name, and every dotted project path passed to a call (a
+    ``monkeypatch.setattr`` target)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = absolute(node, package)
+            yield node.lineno, source, True
+            for alias in node.names:
+                bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+                yield node.lineno, f"{source}.{alias.name}", False
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0]
+                )
+                yield node.lineno, alias.name, True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            dotted = resolved(node, bound)
+            if dotted is not None:
+                yield node.lineno, dotted, False
+        elif isinstance(node, ast.Call):
+            for argument in node.args:
+                text = argument.value if isinstance(argument, ast.Constant) else None
+                if isinstance(text, str) and DOTTED.fullmatch(text):
+                    yield node.lineno, text, False
+
+
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from`` import reads, relative ones resolved against ``package``."""
+    if node.level == 0:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def resolved(node: ast.expr, bound: dict[str, str]) -> str | None:
+    """The dotted path of ``a.b.c`` when ``a`` was bound by an import."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = resolved(node.value, bound)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def owner_of_private(dotted: str) -> str | None:
+    """The package a private name belongs to (``None``: nothing private in the path)."""
+    parts = dotted.split(".")
+    for index, part in enumerate(parts):
+        if is_private(part):
+            owners = [".".join(parts[:end]) for end in range(1, index + 1)]
+            return next(owner for owner in reversed(owners) if is_package(owner))
+    return None
+
+
+def reaches(path: Path, tested: Mapping[str, tuple[str, ...]] = TESTED) -> Iterator[Reach]:
+    """Every place the module reaches into another package (but those ``tested`` allows)."""
+    module = module_name(path)
+    package = package_of(module, path)
+    allowed = tested.get(module, ())
+    where = str(path.relative_to(ROOT))
+    tree = ast.parse(path.read_text(), str(path))
+    for line, dotted, imports_module in used_paths(tree, package):
+        if dotted.partition(".")[0] not in PROJECT:
+            continue
+        owner = owner_of_private(dotted)
+        if owner is not None and owner != package and owner not in allowed:
+            yield Reach(f"{where}:{line}", dotted, owner, private=True)
+        if imports_module or is_module(dotted):
+            for sealed in SEALED:
+                outside = not inside(package, sealed) and sealed not in allowed
+                if outside and dotted.startswith(sealed + "."):
+                    yield Reach(f"{where}:{line}", dotted, sealed, private=False)
+
+
+# --- the tests ---------------------------------------------------------------------------------
+
+
+def pinned_order(name: str) -> tuple[int, str]:
+    """Constants, then classes, then the rest (the order ruff keeps ``__all__`` in)."""
+    return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+
+def difference(expected: set[str], actual: set[str]) -> str:
+    added = sorted(actual - expected, key=pinned_order)
+    removed = sorted(expected - actual, key=pinned_order)
+    return f"new (not pinned): {added}; pinned but gone: {removed}"
+
+
+def test_every_exported_surface_is_pinned() -> None:
+    exports = current_exports()
+    assert sorted(exports) == sorted(EXPORTS), difference(set(EXPORTS), set(exports))
+
+
+@pytest.mark.parametrize("module", sorted(EXPORTS))
+def test_public_names(module: str) -> None:
+    actual = surface(module)
+    assert actual == set(EXPORTS[module]), f"{module}: {difference(set(EXPORTS[module]), actual)}"
+
+
+@pytest.mark.parametrize("module", sorted(EXPORTS))
+def test_every_listed_name_exists(module: str) -> None:
+    imported = importlib.import_module(module)
+    assert [name for name in EXPORTS[module] if not hasattr(imported, name)] == []
+
+
+@pytest.mark.parametrize("package", SEALED)
+def test_sealed_packages_list_all_they_import(package: str) -> None:
+    """A name a sealed ``__init__`` imports is in its ``__all__`` (submodules aside)."""
+    imported = importlib.import_module(package)
+    public = {
+        name
+        for name, value in vars(imported).items()
+        if not name.startswith("_")
+        and not isinstance(value, types.ModuleType)
+        and name != "annotations"  # from __future__
+    }
+    assert public - set(imported.__all__) == set()
+
+
+def test_public_modules() -> None:
+    modules = current_modules()
+    assert sorted(modules) == sorted(MODULES), difference(set(MODULES), set(modules))
+    changed = [
+        f"{package}: {difference(set(expected), modules[package])}"
+        for package, expected in MODULES.items()
+        if modules[package] != set(expected)
+    ]
+    assert changed == []
+
+
+def test_nothing_reaches_into_another_package() -> None:
+    found = [str(reach) for path in source_files(PROJECT) for reach in reaches(path)]
+    assert found == []
+
+
+def test_tested_lists_only_what_a_test_needs() -> None:
+    """Every ``TESTED`` entry names a test module and packages it does reach into."""
+    for test, packages in TESTED.items():
+        path = ROOT.joinpath(*test.split(".")).with_suffix(".py")
+        assert path.is_file(), f"{test} is not a module"
+        needed = {reach.package for reach in reaches(path, tested={})}
+        assert set(packages) <= needed, f"{test} does not reach into {set(packages) - needed}"
+
+
+# --- regeneration ------------------------------------------------------------------------------
+
+
+def pinned_literal(name: str, table: dict[str, set[str]]) -> str:
+    lines = [f"{name}: dict[str, tuple[str, ...]] = {{"]
+    for key in sorted(table):
+        names = sorted(table[key], key=pinned_order)
+        if names:
+            lines.append(f'    "{key}": (')
+            lines.extend(f'        "{entry}",' for entry in names)
+            lines.append("    ),")
+        else:
+            lines.append(f'    "{key}": (),')
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def rewritten(text: str, name: str, table: dict[str, set[str]]) -> str:
+    """``text`` (this file) with the literal of ``name`` replaced by the code's surface now."""
+    start = text.index(f"{name}: dict[str, tuple[str, ...]] = {{\n")
+    end = text.index("\n}\n", start) + 2
+    return text[:start] + pinned_literal(name, table) + text[end:]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        path = Path(__file__)
+        text = rewritten(path.read_text(), "EXPORTS", current_exports())
+        path.write_text(rewritten(text, "MODULES", current_modules()))
+    else:
+        print(pinned_literal("EXPORTS", current_exports()))
+        print()
+        print(pinned_literal("MODULES", current_modules()))

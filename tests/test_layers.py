@@ -1,0 +1,101 @@
+"""The arrows of the design: which layer of the project may import which (docs/architecture.md).
+
+Each module belongs to one layer; a layer imports only the layers listed for it, so data flows one
+way: rules, then the protocol, the sandbox and the referee, then replays, then leagues, then the
+command line, which nothing imports.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("referee", "protocol", "tournaments", "sample_bots")
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "referee.rules": frozenset(),
+    "protocol": frozenset({"referee.rules"}),
+    "referee.sandbox": frozenset({"protocol", "referee.rules"}),
+    "referee": frozenset({"protocol", "referee.rules", "referee.sandbox"}),
+    "referee.replay": frozenset({"protocol", "referee", "referee.rules"}),
+    "sample_bots": frozenset({"protocol", "referee.rules"}),
+    "tournaments": frozenset(
+        {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox"}
+    ),
+    "tournaments.cli": frozenset(
+        {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox", "tournaments"}
+    ),
+}
+"""Each layer, and the layers it may import (besides itself)."""
+
+
+def layer(module: str) -> str:
+    """The layer of a dotted module name (its package, or its subpackage where that is a layer).
+
+    >>> layer("referee.rules.hand"), layer("referee.match"), layer("tournaments.executors.local")
+    ('referee.rules', 'referee', 'tournaments')
+    """
+    parts = module.split(".")
+    two = ".".join(parts[:2])
+    return two if two in ALLOWED else parts[0]
+
+
+def project_modules() -> Iterator[tuple[str, Path]]:
+    """Every module of the project's packages (generated code aside), by dotted name."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "_pb2" in path.name or "node_modules" in path.parts:
+                continue
+            yield ".".join(path.relative_to(ROOT).with_suffix("").parts), path
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    """The project modules a file imports (absolute imports; relative ones stay in a package)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        yield from (name for name in names if name.split(".")[0] in PACKAGES)
+
+
+def violations(edges: list[tuple[str, str]]) -> list[str]:
+    """The (importer, imported) module pairs that go against the arrows."""
+    wrong = []
+    for importer, imported in edges:
+        source, target = layer(importer), layer(imported)
+        if source != target and target not in ALLOWED[source]:
+            wrong.append(f"{importer} ({source}) imports {imported} ({target})")
+    return wrong
+
+
+def test_every_import_follows_the_arrows() -> None:
+    edges = [(name, imported) for name, path in project_modules() for imported in imports_of(path)]
+    assert len(edges) > 100  # the walk found the project
+    assert violations(edges) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    layers = {layer(name) for name, _ in project_modules()}
+    assert layers == set(ALLOWED)
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        ("referee.rules.hand", "referee.match"),  # the rules stay pure
+        ("referee.match", "referee.replay"),  # the referee knows nothing of replays
+        ("referee.match", "tournaments.store"),  # ... nor of leagues
+        ("tournaments.runner", "tournaments.cli.render"),  # nothing imports the command line
+        ("protocol.sdk", "referee.match"),  # bots see the protocol and the rules only
+        ("sample_bots.strong.strategy", "referee.local"),
+    ],
+)
+def test_a_back_edge_is_caught(importer: str, imported: str) -> None:
+    assert violations([(importer, imported)]) != []

@@ -1,0 +1,277 @@
+"""The league runner's logic, on the scripted executor and trio's mock clock: no processes, no
+bots, instant. (Real leagues, with real bot processes: tests/test_league.py.)"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from referee.match import MatchEnd
+from tournaments.executors import ExecutorError, outcome_of
+from tournaments.executors.fake import Attempt, FakeExecutor, played
+from tournaments.league import LeagueConfig, create_league
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.registry import Arena
+from tournaments.runner import RETRIES, LeagueRunner, Progress, duplicate_pair
+from tournaments.store import BotRow, MatchState, ResultRow, Store
+
+BOTS = ("a", "b", "c")
+
+
+def league(tmp_path: Path, **changes: Any) -> tuple[Arena, Store, LeagueConfig]:
+    """Three registered bots (never started), three pairings of two series: six matches, in
+    three duplicate pairs."""
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    for index, name in enumerate(BOTS):
+        digest = f"{index}" * 64
+        row = BotRow(name, "1", digest, tmp_path / name, "", "", time.time() + index)
+        store.add_bot(row)
+    data: dict[str, Any] = {"name": "r", "seed": 1, "bots": list(BOTS), "series_per_pairing": 2}
+    config = LeagueConfig.from_dict({**data, **changes})
+    create_league(store, config)
+    return arena, store, config
+
+
+def run(
+    arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor, **options: Any
+) -> Progress:
+    runner = LeagueRunner(arena, store, config, executor.slots, executor=executor, **options)
+    return trio.run(runner.run, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def ids(store: Store, state: MatchState | None = None) -> list[str]:
+    return [match.match_id for match in store.matches("r", state)]
+
+
+def test_every_pending_match_is_played_once_and_recorded(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    executor = FakeExecutor(2)
+    progress = run(arena, store, config, executor)
+    assert sorted(job.match_id for job in executor.jobs) == sorted(ids(store))
+    assert store.counts("r") == {MatchState.DONE: 6}
+    assert (progress.done, progress.finished_now, progress.failed, progress.total) == (6, 6, 0, 6)
+    assert executor.closed
+    jobs = {job.match_id: job for job in executor.jobs}
+    for match, result in zip(store.matches("r"), store.results("r"), strict=True):
+        job = jobs[match.match_id]
+        assert result.match_id == match.match_id
+        assert result.summary == played(job).summary  # as the executor gave it back
+        assert (result.seats, result.duplicate_of) == (
+            (match.seat0, match.seat1),
+            match.duplicate_of,
+        )
+        assert (result.winner, result.end, result.reason) == (0, MatchEnd.COMPLETE, "scripted")
+        assert result.log_path == job.log == str(arena.logs_dir("r") / f"{match.match_id}.jsonl")
+        bots = [store.bot(*ident.split("@")) for ident in (match.seat0, match.seat1)]
+        assert job.hashes == tuple(bot.hash for bot in bots if bot is not None)
+        assert (job.seed, job.rules, job.time_control) == (
+            match.seed,
+            config.rules,
+            config.time_control,
+        )
+    # Nothing is left to play: a second run starts no match.
+    again = FakeExecutor(2)
+    assert run(arena, store, config, again).done == 6
+    assert again.jobs == []
+
+
+def test_a_failing_worker_is_retried_then_the_match_is_marked_failed(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    broken, flaky = ids(store)[0], ids(store)[2]
+    executor = FakeExecutor(2)
+    executor.expect(broken, *[Attempt(WorkerFailure("exit 1: boom"))] * RETRIES)
+    executor.expect(flaky, Attempt(WorkerFailure("exit 1: once")))
+    progress = run(arena, store, config, executor)
+    assert executor.started(broken) == RETRIES
+    assert executor.started(flaky) == 2
+    assert store.counts("r") == {MatchState.DONE: 5, MatchState.FAILED: 1}
+    (failed,) = store.matches("r", MatchState.FAILED)
+    assert (failed.match_id, failed.note, failed.attempts) == (broken, "exit 1: boom", RETRIES)
+    assert (progress.done, progress.failed) == (5, 1)
+    assert f"{broken}: worker failed: exit 1: boom" in progress.faults
+    # The next run tries the failed match again.
+    again = FakeExecutor(2)
+    progress = run(arena, store, config, again)
+    assert [job.match_id for job in again.jobs] == [broken]
+    assert (progress.done, progress.failed) == (6, 0)
+    assert store.counts("r") == {MatchState.DONE: 6}
+
+
+def test_the_legs_of_a_duplicate_pair_never_run_at_once(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    executor = FakeExecutor(6)  # slots for every match: only the pairs hold legs back
+    run(arena, store, config, executor)
+    pairs = {match.match_id: duplicate_pair(match) for match in store.matches("r")}
+    assert len(set(pairs.values())) == 3
+    together = [
+        (one.match_id, other.match_id)
+        for one, other in itertools.combinations(executor.spans, 2)
+        if pairs[one.match_id] == pairs[other.match_id] and one.overlaps(other)
+    ]
+    assert together == []
+    assert executor.peak == 3  # one leg of each pair at once: the other pairs went ahead
+    assert store.counts("r") == {MatchState.DONE: 6}
+
+
+def twin_result(store: Store, job: MatchJob) -> ResultRow:
+    """The result of ``job``'s match as another task playing it too would record it."""
+    (match,) = [m for m in store.matches("r") if m.match_id == job.match_id]
+    summary = played(job, winner=1).summary
+    seats = (match.seat0, match.seat1)
+    return ResultRow(
+        job.match_id, "r", 1, MatchEnd.COMPLETE, "twin", summary, job.log, seats, match.duplicate_of
+    )
+
+
+def test_a_match_with_a_result_is_not_played_or_counted_again(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    first = ids(store)[0]
+    job = MatchJob(
+        first, 0, ("", ""), ("", ""), config.rules, config.time_control, config.fault_policy, "l"
+    )
+    assert store.record_result(twin_result(store, job))
+    executor = FakeExecutor(2)
+    progress = run(arena, store, config, executor)
+    assert first not in [job.match_id for job in executor.jobs]
+    assert (progress.done, progress.finished_now) == (6, 5)
+    assert len(store.results("r")) == 6
+    assert store.counts("r") == {MatchState.DONE: 6}
+
+
+def test_a_second_result_of_a_match_is_refused_and_not_counted(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    twinned = ids(store)[2]
+
+    def record_a_twin(job: MatchJob) -> None:  # as another task playing it would, meanwhile
+        if job.match_id == twinned:
+            assert store.record_result(twin_result(store, job))
+
+    executor = FakeExecutor(2, on_start=record_a_twin)
+    progress = run(arena, store, config, executor)
+    assert executor.started(twinned) == 1
+    # The runner counts the results it wrote: the twin's is not counted a second time.
+    assert (progress.done, progress.finished_now) == (5, 5)
+    assert len(store.results("r")) == 6
+    assert store.counts("r") == {MatchState.DONE: 6}
+    stored = store.result(twinned)
+    assert stored is not None
+    assert (stored.reason, stored.winner) == ("twin", 1)  # the first result written stays
+
+
+def test_ctrl_c_leaves_the_unfinished_matches_pending(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    executor = FakeExecutor(3, seconds=lambda _job: 10.0)  # a leg of each pair starts at once
+    for leg in ids(store)[2:4]:  # either leg of a pair may go first
+        executor.expect(leg, Attempt(KeyboardInterrupt(), seconds=1.0))
+    with pytest.raises(KeyboardInterrupt):
+        run(arena, store, config, executor)
+    assert store.counts("r") == {MatchState.PENDING: 6}  # nothing left running
+    assert executor.closed
+    assert executor.running == set()  # the match still playing was stopped
+
+
+def test_a_cancelled_run_leaves_the_unfinished_matches_pending(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    executor = FakeExecutor(2)
+    scope = trio.CancelScope()
+
+    def cancel_at_four(progress: Progress) -> None:
+        if progress.done == 4:
+            scope.cancel()
+
+    runner = LeagueRunner(arena, store, config, 2, executor=executor, listener=cancel_at_four)
+
+    async def until_cancelled() -> None:
+        with scope:
+            await runner.run()
+
+    trio.run(until_cancelled, clock=trio.testing.MockClock(autojump_threshold=0))
+    counts = store.counts("r")
+    assert counts == {MatchState.DONE: 4, MatchState.PENDING: 2}
+    assert runner.progress.done == 4
+    assert executor.closed
+
+
+def test_a_lost_executor_stops_the_league_resumably(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    with pytest.raises(ExecutorError, match="the fake cluster is gone") as caught:
+        run(arena, store, config, FakeExecutor(2, lost_after=2))
+    assert type(caught.value) is ExecutorError  # the error itself, not a group of them
+    counts = store.counts("r")
+    assert set(counts) == {MatchState.DONE, MatchState.PENDING}
+    assert counts[MatchState.DONE] == 2
+    left = ids(store, MatchState.PENDING)
+    again = FakeExecutor(2)
+    assert run(arena, store, config, again).done == 6
+    assert sorted(job.match_id for job in again.jobs) == sorted(left)
+
+
+def test_the_listener_sees_the_progress(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    seen: list[tuple[int, int, tuple[str, ...]]] = []
+
+    def listen(progress: Progress) -> None:
+        seen.append((progress.done, progress.failed, tuple(sorted(progress.running))))
+
+    broken = ids(store)[4]
+    executor = FakeExecutor(2)
+    executor.expect(broken, *[Attempt(WorkerFailure("exit 1: boom"))] * RETRIES)
+    progress = run(arena, store, config, executor, listener=listen)
+    assert seen[0][:2] == (0, 0)
+    assert len(seen[0][2]) == 1  # the first match started
+    assert [done for done, _, _ in seen] == sorted(done for done, _, _ in seen)
+    assert seen[-1][:2] == (5, 1)
+    assert {match for _, _, running in seen for match in running} == set(ids(store))
+    assert max(len(running) for _, _, running in seen) == 2
+    assert (progress.total, progress.done, progress.failed, progress.finished_now) == (6, 5, 1, 5)
+    assert progress.running == {}
+    assert len(progress.durations) == 5
+    assert progress.eta_s() == 0
+
+
+def test_the_runner_follows_the_executors_capacity(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path, duplicate=False)
+    executor = FakeExecutor(1, seconds=lambda _job: 12.0, capacities=[3])
+    progress = run(arena, store, config, executor)
+    assert executor.peak == 3
+    assert progress.slots == 3
+    assert store.counts("r") == {MatchState.DONE: 6}
+
+
+def test_what_the_sweep_took_is_reported(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    progress = run(arena, store, config, FakeExecutor(2, swept=(2,)))
+    assert "swept 2 jail(s) of killed referees" in progress.faults
+    assert progress.done == 6
+
+
+# --- what crosses to a worker and back ------------------------------------------------------
+
+
+def test_a_job_and_an_outcome_read_back_as_written(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    runner = LeagueRunner(arena, store, config, 1, strict=True, executor=FakeExecutor(1))
+    job = runner._job(store.matches("r")[1], tmp_path / "log.jsonl")
+    assert MatchJob.from_json(job.to_json()) == job
+    assert job.strict
+    outcome = played(job, winner=None)
+    assert MatchOutcome.from_json(outcome.to_json()) == outcome
+    stdout = b"noise\n" + outcome.to_json().encode() + b"\n"
+    assert outcome_of(0, stdout, b"") == outcome
+
+
+def test_a_worker_without_an_outcome_is_a_failure_with_its_stderr() -> None:
+    stderr = b"one\ntwo\nthree\nerror: the code changed\n"
+    failure = outcome_of(1, b'{"interrupted": true}\n', stderr)
+    assert failure == WorkerFailure("exit 1: two | three | error: the code changed")
+    assert outcome_of(-9, None, None) == WorkerFailure("exit -9: no output")
+    assert outcome_of(1, b'{"summary": {"winner": 0}, "reason": "x"}', b"") == WorkerFailure(
+        "exit 1: no output"
+    )

@@ -1,0 +1,249 @@
+"""What a league's runner, its executors and its workers hand each other, as frozen records.
+
+The runner makes a :class:`MatchJob`; an executor plays it (a ``python -m tournaments.worker``
+process reads :meth:`MatchJob.to_json` on stdin, here or on a cluster's worker) and gives back a
+:class:`MatchOutcome` (its :class:`MatchSummary`, the part the store keeps) or a
+:class:`WorkerFailure` when no result came back. Each record has one writer and one reader of its
+serialised form, here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from referee.control import FaultPolicy, TimeControl
+from referee.faults import Fault, FaultKind
+from referee.match import MatchEnd, MatchResult, SeatStats
+from referee.rules import RuleParams
+from referee.sandbox import SandboxLimits
+from tournaments.stats import HandStats, hand_stats
+
+Totals = tuple[tuple[int, ...], tuple[int, ...]]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchJob:
+    """One match to play: its deal, its bots' folders and registry hashes, where to log it."""
+
+    match_id: str
+    seed: int
+    bots: tuple[str, str]
+    """The bots' code folders, seat 0 first."""
+    hashes: tuple[str, str]
+    """The bots' registry hashes: the worker refuses a folder that no longer hashes so."""
+    rules: RuleParams
+    time_control: TimeControl
+    fault_policy: FaultPolicy
+    log: str
+    strict: bool = False
+    """Refuse to play without every sandbox layer."""
+    parent: int = 0
+    """The runner's process id: the worker stops its match once that process is gone."""
+    limits: SandboxLimits = dataclasses.field(default_factory=SandboxLimits)
+
+    def to_json(self) -> str:
+        """The job as the worker reads it on stdin."""
+        return json.dumps(
+            {
+                "match_id": self.match_id,
+                "seed": self.seed,
+                "bots": list(self.bots),
+                "hashes": list(self.hashes),
+                "rules": self.rules.to_dict(),
+                "time_control": self.time_control.to_dict(),
+                "fault_policy": self.fault_policy.to_dict(),
+                "log": self.log,
+                "strict": self.strict,
+                "parent": self.parent,
+                "limits": dataclasses.asdict(self.limits),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> MatchJob:
+        """Read :meth:`to_json`'s form.
+
+        Raises:
+            KeyError, TypeError, ValueError: not that form.
+        """
+        data = _object(json.loads(text))
+        return cls(
+            str(data["match_id"]),
+            int(data["seed"]),
+            _pair(data["bots"]),
+            _pair(data["hashes"]),
+            RuleParams.from_dict(_object(data["rules"])),
+            TimeControl(**_object(data["time_control"])),
+            FaultPolicy(**_object(data["fault_policy"])),
+            str(data["log"]),
+            bool(data.get("strict", False)),
+            int(data.get("parent", 0)),
+            SandboxLimits(**_object(data.get("limits", {}))),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """What the store keeps of a played match: the log's result record, both seats' hand
+    statistics, and who said hello in each seat."""
+
+    match_id: str
+    seed: int
+    winner: int | None
+    end: MatchEnd
+    forfeited: tuple[int, ...]
+    totals: Totals
+    game_winners: tuple[int | None, ...]
+    hands: int
+    faults: tuple[Fault, ...]
+    stats: tuple[SeatStats, SeatStats]
+    hand_stats: tuple[HandStats, HandStats]
+    hello: tuple[str | None, str | None] = (None, None)
+    """Each seat's ``name@version`` as its hello gave it (``None``: it never said hello)."""
+    log: str = ""
+    executed_on: str | None = None
+    """The cluster worker that played it (``None``: played on this machine)."""
+
+    @classmethod
+    def of(cls, result: MatchResult, log_path: Path) -> MatchSummary:
+        """A finished match's summary (its hand statistics counted from its hands)."""
+        hello = tuple(None if i is None else f"{i.name}@{i.version}" for i in result.identities)
+        return cls(
+            result.match_id,
+            result.seed,
+            result.winner,
+            result.end,
+            result.forfeited,
+            result.totals,
+            result.game_winners,
+            result.hands,
+            result.faults,
+            result.stats,
+            hand_stats(record.outcome for record in result.hand_records),
+            (hello[0], hello[1]),
+            str(log_path),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``summary`` column of the store's results)."""
+        data: dict[str, Any] = {
+            "match_id": self.match_id,
+            "seed": self.seed,
+            "winner": self.winner,
+            "end": self.end.value,
+            "forfeited": list(self.forfeited),
+            "totals": [list(seat) for seat in self.totals],
+            "game_winners": list(self.game_winners),
+            "hands": self.hands,
+            "faults": [fault.to_dict() for fault in self.faults],
+            "stats": [stats.to_dict() for stats in self.stats],
+            "hand_stats": [stats.to_dict() for stats in self.hand_stats],
+            "hello": list(self.hello),
+            "log": self.log,
+        }
+        if self.executed_on is not None:
+            data["executed_on"] = self.executed_on
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MatchSummary:
+        """Read :meth:`to_dict`'s form, or a summary stored before these records (hand
+        statistics holding only the counts that were not 0; the fields a hand-made summary may
+        lack read as nothing).
+
+        Raises:
+            KeyError, TypeError, ValueError: not a summary.
+        """
+        totals = [tuple(int(points) for points in seat) for seat in data.get("totals", [(), ()])]
+        hello = [None if name is None else str(name) for name in data.get("hello", [None, None])]
+        return cls(
+            str(data.get("match_id", "")),
+            int(data.get("seed", 0)),
+            _seat(data["winner"]),
+            MatchEnd(data["end"]),
+            tuple(int(seat) for seat in data.get("forfeited", ())),
+            (totals[0], totals[1]),
+            tuple(_seat(winner) for winner in data["game_winners"]),
+            int(data.get("hands", 0)),
+            tuple(_fault(_object(fault)) for fault in data["faults"]),
+            _pair_of(_seat_stats, data["stats"]),
+            _pair_of(HandStats.from_dict, data["hand_stats"]),
+            (hello[0], hello[1]),
+            str(data.get("log", "")),
+            None if data.get("executed_on") is None else str(data["executed_on"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    """A played match, as its worker reports it: the summary and why the match ended."""
+
+    summary: MatchSummary
+    reason: str
+
+    def to_json(self) -> str:
+        """The worker's last line on stdout."""
+        return json.dumps({"summary": self.summary.to_dict(), "reason": self.reason})
+
+    @classmethod
+    def from_json(cls, text: str) -> MatchOutcome:
+        """Read :meth:`to_json`'s form.
+
+        Raises:
+            KeyError, TypeError, ValueError: not that form (a worker that was interrupted, say).
+        """
+        data = _object(json.loads(text))
+        return cls(MatchSummary.from_dict(_object(data["summary"])), str(data["reason"]))
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFailure:
+    """No result came back (not a bot's fault: that is a result), and what went wrong. The
+    runner tries the match again, then marks it failed with this message."""
+
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, not {type(value).__name__}")
+    return value
+
+
+def _pair(value: Any) -> tuple[str, str]:
+    first, second = (str(item) for item in value)
+    return first, second
+
+
+def _pair_of(read: Callable[[dict[str, Any]], T], value: Any) -> tuple[T, T]:
+    first, second = (read(_object(item)) for item in value)
+    return first, second
+
+
+def _seat(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _seat_stats(data: dict[str, Any]) -> SeatStats:
+    return SeatStats.from_dict({"strikes": 0, **data})  # strikes: not in hand-made summaries
+
+
+def _fault(data: dict[str, Any]) -> Fault:
+    return Fault(
+        int(data["seat"]),
+        FaultKind(data["kind"]),
+        str(data["detail"]),
+        int(data.get("request_id", 0)),
+        float(data.get("elapsed_ms", 0.0)),
+        _object(data.get("evidence", {})),
+        bool(data.get("stray", False)),
+    )

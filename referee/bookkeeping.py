@@ -56,7 +56,8 @@ class SeatStats:
     max_ms: float
     strikes: int
     faults: tuple[tuple[str, int], ...] = ()
-    """Faults by kind (its value), in kind order."""
+    """Faults by kind (its value), in the order each kind first happened (as the log writes
+    them)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -83,7 +84,7 @@ class SeatStats:
             float(data["mean_ms"]),
             float(data["max_ms"]),
             int(data["strikes"]),
-            tuple(sorted((str(kind), int(count)) for kind, count in faults.items())),
+            tuple((str(kind), int(count)) for kind, count in faults.items()),
         )
 
 
@@ -150,6 +151,11 @@ class SeatTally:
     faults: Counter[str] = field(default_factory=Counter)
     """Faults by kind (its value)."""
 
+    @property
+    def mean_ms(self) -> float:
+        """The mean decision time, unrounded (0 before the first decision)."""
+        return self.total_ms / self.decisions if self.decisions else 0.0
+
     def decided(self, elapsed_ms: float) -> None:
         """Count one decision and its time."""
         self.decisions += 1
@@ -175,13 +181,12 @@ class SeatTally:
 
     def frozen(self) -> SeatStats:
         """The counters as the result keeps them."""
-        mean = self.total_ms / self.decisions if self.decisions else 0.0
         return SeatStats(
             self.decisions,
-            round(mean, 3),
+            round(self.mean_ms, 3),
             round(self.max_ms, 3),
             self.strikes,
-            tuple(sorted(self.faults.items())),
+            tuple(self.faults.items()),
         )
 
 

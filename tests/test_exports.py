@@ -141,6 +141,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "known_formats",
         "load_replay",
         "read_log",
+        "read_record",
         "read_records",
         "read_text",
         "verify_log",

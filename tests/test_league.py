@@ -211,7 +211,12 @@ def golden_league(tmp_path: Path) -> tuple[Store, list[str], Path]:
     store.save_league("t", StoredLeague(league, ()).to_json(), rows, KEY)
     log = tmp_path / "golden.jsonl"
     log.write_bytes(GOLDEN.read_bytes())
-    return store, [row.match_id for row in rows], log
+    golden_id = json.loads(GOLDEN.read_text().splitlines()[0])["match_id"]
+    with store.transaction() as db:  # the first match is the golden one
+        db.execute(
+            "UPDATE matches SET match_id = ? WHERE match_id = ?", (golden_id, rows[0].match_id)
+        )
+    return store, [golden_id, *(row.match_id for row in rows[1:])], log
 
 
 def old_summary(log: Path) -> dict[str, Any]:
@@ -283,8 +288,63 @@ def test_restat_restores_a_damaged_statistic_from_the_log(tmp_path: Path) -> Non
     store_old_row(store, ids[1], old_summary(log), tmp_path / "gone.jsonl")
     report = restat(store, "t")
     assert (report.checked, report.changed) == (1, ())
-    assert [match_id for match_id, _ in report.unreadable] == [ids[1]]
-    assert "cannot read" in report.unreadable[0][1]
+    assert [match_id for match_id, _ in report.refused] == [ids[1]]
+    assert "does not verify" in report.refused[0][1]
+
+
+def test_restat_trusts_only_a_verified_log_of_the_same_match(tmp_path: Path) -> None:
+    store, ids, log = golden_league(tmp_path)
+    store_old_row(store, ids[0], old_summary(log), log)
+    with store.transaction() as db:  # a field this code does not know, and damaged counts
+        db.execute("UPDATE results SET summary = json_set(summary, '$.note', 'kept')")
+        db.execute("UPDATE results SET summary = json_set(summary, '$.hand_stats[0].points', 5)")
+    other = tmp_path / "other.jsonl"  # the golden log, as the log of another match
+    other.write_bytes(GOLDEN.read_bytes())
+    store_old_row(store, ids[1], old_summary(other), other)
+    report = restat(store, "t")
+    assert report.changed == (ids[0],)
+    assert [(match_id, why.split(":")[0]) for match_id, why in report.refused] == [
+        (ids[1], f"its log {other} is of match {ids[0]}")
+    ]
+    stored = json.loads(store.db.execute("SELECT summary FROM results LIMIT 1").fetchone()[0])
+    assert stored["note"] == "kept"  # only the hand statistics were rewritten
+    assert store.results("t")[0].summary.hand_stats == GOLDEN_HANDS
+    tampered = log.read_text().replace('"points":', '"points":1', 1)  # a hand's points
+    log.write_text(tampered)
+    with store.transaction() as db:
+        db.execute("UPDATE results SET summary = json_set(summary, '$.hand_stats[0].points', 5)")
+    report = restat(store, "t")
+    assert report.changed == ()
+    assert "does not verify" in dict(report.refused)[ids[0]]
+    assert store.results("t")[0].summary.hand_stats[0].points == 5  # left as it was
+
+
+def test_a_damaged_result_is_a_one_line_error_and_verify_still_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415 - only these tests drive the CLI
+
+    from tournaments.cli.app import app  # noqa: PLC0415
+
+    monkeypatch.setenv("GIN_HOME", str(tmp_path))
+    store, ids, log = golden_league(tmp_path)
+    store.close()  # the arena's store is the golden league's
+    (tmp_path / "s.sqlite").rename(Arena(tmp_path).store_path)
+    store = Arena(tmp_path).open_store()
+    store_old_row(store, ids[0], {**old_summary(log), "end": "resigned"}, log)
+    runner = CliRunner()
+    standings = runner.invoke(app, ["league", "standings", "t"])
+    said = " ".join(standings.output.split())  # one message, wrapped to the terminal
+    assert standings.exit_code == 2
+    assert said.startswith(f"error: the store's result of match {ids[0]} cannot be read")
+    assert "'resigned' is not a valid MatchEnd" in said
+    assert standings.exception is None or isinstance(standings.exception, SystemExit)
+    verify = runner.invoke(app, ["league", "verify", "t"])
+    assert (verify.exit_code, verify.output.strip()) == (0, "1 of 1 match logs verified")
+    store.db.execute("UPDATE matches SET state = 'paused' WHERE match_id = ?", (ids[1],))
+    status = runner.invoke(app, ["league", "status", "t"])
+    assert status.exit_code == 2
+    assert "'paused' is not a valid MatchState" in " ".join(status.output.split())
 
 
 # --- standings ----------------------------------------------------------------------------------

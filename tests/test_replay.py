@@ -153,6 +153,17 @@ def test_a_tampered_limit_is_caught(tmp_path: Path) -> None:
     assert "seat 0's time bank give 130" in problem.reason
 
 
+def test_a_timeout_claimed_within_the_limit_is_caught(tmp_path: Path) -> None:
+    lines = records(BANK)
+    index = next(i for i, line in enumerate(lines) if line.get("kind") == "timeout")
+    limit = next(line["limit_ms"] for line in reversed(lines[:index]) if line["type"] == "request")
+    assert lines[index]["elapsed_ms"] >= limit  # as the referee wrote it
+    lines[index]["elapsed_ms"] = 5.0  # a seat made to look as if it had timed out
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == index + 1
+    assert problem.reason == f"a timeout after 5.0 ms, within the limit of {limit} ms"
+
+
 def test_a_tampered_timing_statistic_is_caught(tmp_path: Path) -> None:
     lines = records(BANK)
     lines[-1]["stats"][0]["mean_ms"] = 160.0

@@ -3,6 +3,7 @@ bots, instant. (Real leagues, with real bot processes: tests/test_league.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 import trio
 import trio.testing
 
+from referee.faults import Fault, FaultKind
 from referee.match import MatchEnd
 from tournaments.executors import ExecutorError, outcome_of
 from tournaments.executors.fake import Attempt, FakeExecutor, played
@@ -120,6 +122,18 @@ def test_the_legs_of_a_duplicate_pair_never_run_at_once(tmp_path: Path) -> None:
     assert store.counts("r") == {MatchState.DONE: 6}
 
 
+def test_a_leg_waiting_for_its_mirror_holds_no_slot(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    executor = FakeExecutor(2)  # six matches of 1 s, in three pairs, on two slots
+    run(arena, store, config, executor)
+    # Both slots busy throughout: a leg that took a slot before its pair's lock would leave one
+    # idle while its mirror plays, from the start (the first two to ask are a pair's legs).
+    assert sorted(span.started for span in executor.spans) == [0.0, 0.0, 1.0, 1.0, 2.0, 2.0]
+    assert max(span.ended for span in executor.spans) == 3.0
+    assert executor.peak == 2
+    assert store.counts("r") == {MatchState.DONE: 6}
+
+
 def twin_result(store: Store, job: MatchJob) -> ResultRow:
     """The result of ``job``'s match as another task playing it too would record it."""
     (match,) = [m for m in store.matches("r") if m.match_id == job.match_id]
@@ -172,9 +186,13 @@ def test_ctrl_c_leaves_the_unfinished_matches_pending(tmp_path: Path) -> None:
         executor.expect(leg, Attempt(KeyboardInterrupt(), seconds=1.0))
     with pytest.raises(KeyboardInterrupt):
         run(arena, store, config, executor)
+    # The Ctrl-C came 1 s in; the other pairs' first legs, scripted for 10 s, were stopped then.
+    (interrupted,) = [span for span in executor.spans if span.match_id in ids(store)[2:4]]
+    assert (interrupted.started, interrupted.ended) == (0.0, 1.0)
+    stopped = [span for span in executor.spans if span is not interrupted]
+    assert [(span.started, span.ended) for span in stopped] == [(0.0, 1.0)] * 2
     assert store.counts("r") == {MatchState.PENDING: 6}  # nothing left running
     assert executor.closed
-    assert executor.running == set()  # the match still playing was stopped
 
 
 def test_a_cancelled_run_leaves_the_unfinished_matches_pending(tmp_path: Path) -> None:
@@ -234,6 +252,23 @@ def test_the_listener_sees_the_progress(tmp_path: Path) -> None:
     assert progress.running == {}
     assert len(progress.durations) == 5
     assert progress.eta_s() == 0
+
+
+def test_a_matchs_faults_reach_the_progress_display(tmp_path: Path) -> None:
+    arena, store, config = league(tmp_path)
+    match = store.matches("r")[0]  # a@1 against b@1
+    log = arena.logs_dir("r") / f"{match.match_id}.jsonl"
+    job = LeagueRunner(arena, store, config, 1, executor=FakeExecutor(1))._job(match, log)
+    outcome = played(job)
+    fault = Fault(1, FaultKind.TIMEOUT, "no answer within 2000 ms")
+    faulted = dataclasses.replace(
+        outcome, summary=dataclasses.replace(outcome.summary, faults=(fault,))
+    )
+    executor = FakeExecutor(2)
+    executor.expect(match.match_id, Attempt(faulted))
+    progress = run(arena, store, config, executor)
+    assert list(progress.faults) == ["b@1: timeout: no answer within 2000 ms"]
+    assert progress.done == 6
 
 
 def test_the_runner_follows_the_executors_capacity(tmp_path: Path) -> None:

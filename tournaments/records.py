@@ -83,7 +83,7 @@ class MatchJob:
             FaultPolicy(**_object(data["fault_policy"])),
             str(data["log"]),
             bool(data.get("strict", False)),
-            int(data.get("parent", 0)),
+            int(data["parent"]),
             SandboxLimits(**_object(data.get("limits", {}))),
         )
 

@@ -2,19 +2,20 @@
 
 The standings derive from the match logs. Each stored result keeps its seats' hand statistics
 (:class:`~tournaments.stats.HandStats`, counted by the worker at the match's end); this counts
-them again from each result's log with the same function and rewrites those that differ (a
-statistic added since, or a stored summary that was damaged).
+them again with the same function from each result's log, once the log verifies and names that
+match, and rewrites those that differ (a statistic added since, or a stored summary that was
+damaged). A result whose log does not verify is left as it is and reported.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.replay import BadRecord, LogReadError, read_log
-from tournaments.stats import hand_stats, logged_hands
-from tournaments.store import ResultRow, Store
+from referee.replay import LogReadError, read_log, verify_log
+from tournaments.stats import HandStats, hand_stats, logged_hands
+from tournaments.store import LoggedResult, Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,46 +23,63 @@ class RestatReport:
     """What :func:`restat` did to a league's results."""
 
     checked: int
-    """Results whose log was read whole."""
+    """Results whose log verified and whose statistics were recounted."""
     changed: tuple[str, ...]
     """The match ids whose statistics were rewritten."""
-    unreadable: tuple[tuple[str, str], ...] = ()
-    """(match id, why): results left as they were, their log unreadable or cut short."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """(match id, why): results left as they were, their log unreadable, not verified, or
+    another match's."""
+
+
+class NotRecounted(ValueError):  # noqa: N818 - named for what is so
+    """A result's log cannot be trusted to recount it."""
 
 
 def restat(store: Store, league: str) -> RestatReport:
-    """Recompute every stored result's hand statistics from its log; rewrite those that
-    changed."""
-    rewritten: list[ResultRow] = []
-    unreadable: list[tuple[str, str]] = []
-    results = store.results(league)
+    """Recount every stored result's hand statistics from its verified log; rewrite those that
+    changed (only their ``hand_stats``: the rest of each summary stays as stored)."""
+    rewritten: list[tuple[str, tuple[HandStats, HandStats]]] = []
+    refused: list[tuple[str, str]] = []
+    results = store.logged_results(league)
     for result in results:
         try:
             fresh = recounted(result)
-        except LogReadError as error:
-            unreadable.append((result.match_id, str(error)))
+        except NotRecounted as error:
+            refused.append((result.match_id, str(error)))
             continue
-        if fresh != result:
-            rewritten.append(fresh)
+        if fresh != _stored_hand_stats(result):
+            rewritten.append((result.match_id, fresh))
     if rewritten:
-        store.rewrite_summaries(rewritten)
-    checked = len(results) - len(unreadable)
-    return RestatReport(checked, tuple(r.match_id for r in rewritten), tuple(unreadable))
+        store.rewrite_hand_stats(rewritten)
+    checked = len(results) - len(refused)
+    return RestatReport(checked, tuple(match_id for match_id, _ in rewritten), tuple(refused))
 
 
-def recounted(result: ResultRow) -> ResultRow:
-    """The result with its statistics counted from its log.
+def recounted(result: LoggedResult) -> tuple[HandStats, HandStats]:
+    """Both seats' hand statistics counted from the result's log.
 
     Raises:
-        LogReadError: the log cannot be read, or stops before its result record.
+        NotRecounted: the log cannot be read, does not verify, or is another match's.
     """
     path = Path(result.log_path)
-    log = read_log(path)
-    if log.stop is not None or log.result is None:
-        raise LogReadError(log.stop or _no_result(len(log.records) + 1), path)
-    summary = dataclasses.replace(result.summary, hand_stats=hand_stats(logged_hands(log)))
-    return dataclasses.replace(result, summary=summary)
+    report = verify_log(path)
+    if not report.ok:
+        raise NotRecounted(f"its log {path} does not verify: {report.summary()}")
+    try:
+        log = read_log(path)
+    except LogReadError as error:  # changed since it was verified
+        raise NotRecounted(str(error)) from None
+    if log.header.match_id != result.match_id:
+        raise NotRecounted(f"its log {path} is of match {log.header.match_id}")
+    return hand_stats(logged_hands(log))
 
 
-def _no_result(line: int) -> BadRecord:
-    return BadRecord(line, None, "the log ends before its result record")
+def _stored_hand_stats(result: LoggedResult) -> tuple[HandStats, HandStats] | None:
+    """The hand statistics as stored, or None if they cannot be read (then they are rewritten)."""
+    try:
+        first, second = (
+            HandStats.from_dict(seat) for seat in json.loads(result.summary)["hand_stats"]
+        )
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return first, second

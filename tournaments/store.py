@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from referee.match import MatchEnd
 from tournaments.records import MatchSummary
+from tournaments.stats import HandStats
 
 SCHEMA_VERSION: Final = 1
 SECRET_BYTES: Final = 32
@@ -72,6 +73,25 @@ CREATE TABLE IF NOT EXISTS results (
     recorded_at REAL NOT NULL
 );
 """
+
+
+class StoreDamaged(ValueError):  # noqa: N818 - named for what is so, as LeagueBusy
+    """A row of the store cannot be read (edited by hand, or written by other code)."""
+
+    def __init__(self, what: str, why: str) -> None:
+        super().__init__(f"the store's {what} cannot be read ({why})")
+        self.what = what
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedResult:
+    """A result's match and log, read without its summary (what verifying and recounting
+    start from, whatever the summary holds)."""
+
+    match_id: str
+    log_path: str
+    summary: str
+    """The ``summary`` column as stored (JSON text)."""
 
 
 class MatchState(enum.StrEnum):
@@ -343,11 +363,18 @@ class Store:
         return [_match(row) for row in rows]
 
     def counts(self, league: str) -> dict[MatchState, int]:
-        """How many matches are in each state."""
+        """How many matches are in each state.
+
+        Raises:
+            StoreDamaged: a match's state is none of them.
+        """
         rows = self.db.execute(
             "SELECT state, COUNT(*) AS n FROM matches WHERE league = ? GROUP BY state", (league,)
         ).fetchall()
-        return {MatchState(row["state"]): row["n"] for row in rows}
+        try:
+            return {MatchState(row["state"]): row["n"] for row in rows}
+        except ValueError as error:
+            raise StoreDamaged(f"matches of league {league}", str(error)) from None
 
     def reset_running(self, league: str, *, retry_failed: bool = False) -> int:
         """Matches left 'running' by a runner that died (and, with ``retry_failed``, those whose
@@ -408,17 +435,35 @@ class Store:
             )
         return cursor.rowcount > 0
 
-    def rewrite_summaries(self, rows: list[ResultRow]) -> None:
-        """Store these results' summaries in place of those recorded (their statistics
-        recomputed from their logs, say); nothing else of a result changes."""
+    def rewrite_hand_stats(self, rows: list[tuple[str, tuple[HandStats, HandStats]]]) -> None:
+        """Store these matches' hand statistics (recounted from their logs) in place of those
+        recorded; nothing else of a stored summary changes, not even fields this code does not
+        know."""
         with self.transaction() as db:
             db.executemany(
-                "UPDATE results SET summary = ? WHERE match_id = ?",
-                [(row.stored_summary(), row.match_id) for row in rows],
+                "UPDATE results SET summary = json_set(summary, '$.hand_stats', json(?))"
+                " WHERE match_id = ?",
+                [
+                    (json.dumps([seat.to_dict() for seat in stats]), match_id)
+                    for match_id, stats in rows
+                ],
             )
 
+    def logged_results(self, league: str) -> list[LoggedResult]:
+        """Every result of a league, its summary unread, in schedule order."""
+        rows = self.db.execute(
+            "SELECT r.match_id, r.log_path, r.summary FROM results r JOIN matches m"
+            " USING (match_id) WHERE r.league = ? ORDER BY m.rowid",
+            (league,),
+        ).fetchall()
+        return [LoggedResult(row["match_id"], row["log_path"], row["summary"]) for row in rows]
+
     def results(self, league: str) -> list[ResultRow]:
-        """Every result of a league, in schedule order."""
+        """Every result of a league, in schedule order.
+
+        Raises:
+            StoreDamaged: a result cannot be read.
+        """
         rows = self.db.execute(
             "SELECT r.* FROM results r JOIN matches m USING (match_id)"
             " WHERE r.league = ? ORDER BY m.rowid",
@@ -432,20 +477,34 @@ class Store:
         return None if row is None else _result(row)
 
 
+def _state(row: sqlite3.Row) -> MatchState:
+    try:
+        return MatchState(row["state"])
+    except ValueError:
+        raise StoreDamaged(f"match {row['match_id']}", f"unknown state {row['state']!r}") from None
+
+
 def _match(row: sqlite3.Row) -> MatchRow:
-    return MatchRow(**{**dict(row), "state": MatchState(row["state"])})
+    return MatchRow(**{**dict(row), "state": _state(row)})
 
 
 def _result(row: sqlite3.Row) -> ResultRow:
-    return ResultRow.from_stored(
-        row["match_id"],
-        row["league"],
-        row["winner"],
-        row["end"],
-        row["reason"],
-        json.loads(row["summary"]),
-        row["log_path"],
-    )
+    try:
+        summary = json.loads(row["summary"])
+        if not isinstance(summary, dict):
+            raise TypeError("the summary is not a JSON object")
+        return ResultRow.from_stored(
+            row["match_id"],
+            row["league"],
+            row["winner"],
+            row["end"],
+            row["reason"],
+            summary,
+            row["log_path"],
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        why = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else str(error)
+        raise StoreDamaged(f"result of match {row['match_id']}", why) from None
 
 
 def _bot(row: sqlite3.Row) -> BotRow:

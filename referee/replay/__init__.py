@@ -22,6 +22,7 @@ from referee.replay._records import (
     SeatIdentity,
     VerifyStatus,
 )
+from referee.replay._v1 import read_record
 from referee.replay._verify import (
     Replay,
     VerifyReport,
@@ -72,6 +73,7 @@ __all__ = [
     "known_formats",
     "load_replay",
     "read_log",
+    "read_record",
     "read_records",
     "read_text",
     "verify_log",

@@ -42,7 +42,8 @@ class RawRecord:
 VersionReader = Callable[[Path | None, Sequence[RawRecord]], MatchLogData]
 
 
-def _parse_line(number: int, text: str, cut: bool) -> RawRecord:
+def parse_line(number: int, text: str, cut: bool) -> RawRecord:
+    """One line of log text as a raw record (never raises)."""
     if not text.strip():
         return RawRecord(number, None, "an empty line", cut)
     try:
@@ -67,7 +68,7 @@ def raw_records(text: str) -> list[RawRecord]:
     if complete:
         lines.pop()
     return [
-        _parse_line(number, line, cut=not complete and number == len(lines))
+        parse_line(number, line, cut=not complete and number == len(lines))
         for number, line in enumerate(lines, start=1)
     ]
 

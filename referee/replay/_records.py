@@ -176,6 +176,10 @@ class ResultRecord:
     seed: int
     salt: bytes | None = None
     """The match salt of the commitments (format 2; ``None`` in format 1, unsalted)."""
+    unreadable: str | None = None
+    """Why its ``faults`` or ``stats`` could not be read (then both are empty): the verifier
+    says so when it reaches this record, after checking everything before it (the seed, which
+    a forfeited match's last deck needs, is read apart)."""
 
 
 BodyRecord = HandStart | Request | ActionRecord | FaultRecord | HandEndRecord | ResultRecord

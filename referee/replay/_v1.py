@@ -15,8 +15,8 @@ from typing import Any
 from referee.bookkeeping import SeatStats
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
-from referee.matchlog import SALT_BYTES, action_from_dict
-from referee.replay._read import RawRecord
+from referee.matchlog import SALT_BYTES, action_from_dict, record_line
+from referee.replay._read import RawRecord, parse_line
 from referee.replay._records import (
     ActionRecord,
     BadRecord,
@@ -244,6 +244,12 @@ def _result(line: int, fields: Fields) -> ResultRecord:
     seed = fields.whole("seed")
     if seed < 0:
         raise FieldError(f"field 'seed' must be a non-negative number, not {seed}")
+    unreadable = None
+    try:
+        read_faults = tuple(_result_fault(Fields(item)) for item in faults)
+        read_stats = tuple(_stats(Fields(item)) for item in stats)
+    except FieldError as error:
+        read_faults, read_stats, unreadable = (), (), str(error)
     return ResultRecord(
         line,
         fields.text("match_id"),
@@ -253,10 +259,11 @@ def _result(line: int, fields: Fields) -> ResultRecord:
         fields.totals("totals"),
         tuple(game_winners),
         fields.whole("hands"),
-        tuple(_result_fault(Fields(item)) for item in faults),
-        tuple(_stats(Fields(item)) for item in stats),
+        read_faults,
+        read_stats,
         seed,
         _salt(fields),
+        unreadable,
     )
 
 
@@ -270,6 +277,10 @@ def _result_fault(fields: Fields) -> Fault:
     unknown = sorted(set(fields.data) - _FAULT_FIELDS)
     if unknown:
         raise FieldError(f"a fault in field 'faults' has unknown fields {unknown}")
+    if "stray" in fields.data and fields.data["stray"] is not True:
+        raise FieldError(
+            "a fault in field 'faults' has 'stray' other than true (it is written only when true)"
+        )
     name = fields.text("kind")
     try:
         kind = FaultKind(name)
@@ -295,7 +306,7 @@ def _stats(fields: Fields) -> SeatStats:
         fields.number("mean_ms"),
         fields.number("max_ms"),
         fields.whole("strikes"),
-        tuple(sorted((str(kind), counts.whole(kind)) for kind in faults)),
+        tuple((str(kind), counts.whole(kind)) for kind in faults),
     )
 
 
@@ -321,6 +332,29 @@ def body_record(raw: RawRecord) -> BodyRecord | BadRecord:
         return build(raw.line, Fields(raw.data))
     except FieldError as error:
         return BadRecord(raw.line, kind, str(error))
+
+
+def read_record(
+    record_type: str, fields: dict[str, Any], line: int = 0
+) -> Header | BodyRecord | BadRecord:
+    """A record as the match hands it to a watcher (its type and fields), read as the log's line
+    would be: written by the log's one writer, then read by this reader. What a live view of a
+    match takes in, typed.
+
+    >>> read_record("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 3, "limit_ms": 5.0})
+    Request(line=0, id=1, seat=0, phase='draw', legal=3, limit_ms=5.0)
+    >>> read_record("request", {"id": "one"}).reason
+    "field 'id' must be a whole number, not 'one'"
+    """
+    raw = parse_line(line, record_line(record_type, fields), cut=False)
+    if raw.data is None:
+        return raw.problem
+    if record_type != "header":
+        return body_record(raw)
+    try:
+        return _header(raw, None)
+    except LogReadError as error:
+        return error.bad
 
 
 def read(path: Path | None, raws: Sequence[RawRecord]) -> MatchLogData:

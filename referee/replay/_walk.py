@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from referee.bookkeeping import SeatBook, SeatStats, match_verdict, too_slow
+from referee.bookkeeping import SeatBook, SeatStats, SeatTally, match_verdict, too_slow
 from referee.faults import Fault, FaultKind
 from referee.match import safe_action
 from referee.matchlog import hand_salt, seed_commitment
@@ -405,6 +405,12 @@ class Walk:
             )  # fmt: skip
         if self.request_fault is not None:
             raise Disagreement(record, f"request {pending.id} already has a fault")
+        timeout = record.kind == FaultKind.TIMEOUT.value and not record.stray
+        if timeout and not too_slow(record.elapsed_ms, pending.limit_ms - 2 * TIME_TOLERANCE_MS):
+            raise Disagreement(
+                record, f"a timeout after {record.elapsed_ms} ms, within the limit of "
+                f"{pending.limit_ms} ms",
+            )  # fmt: skip
         if not record.stray:  # a stray fault leaves the request open for the seat's answer
             self.request_fault = record
 
@@ -467,6 +473,8 @@ class Walk:
                 raise Disagreement(
                     record, f"{name} is {_show(got)}, but the log gives {_show(want)}"
                 )
+        if record.unreadable is not None:
+            raise Disagreement(record, record.unreadable)
         self._check_faults(record)
         self._check_stats(record)
         self.result = record
@@ -501,15 +509,17 @@ class Walk:
         if len(record.stats) != 2:
             raise Disagreement(record, "stats must hold both seats")
         for seat, (stats, book) in enumerate(zip(record.stats, self.books, strict=True)):
-            _check_seat_stats(record, seat, stats, book.tally.frozen())
+            _check_seat_stats(record, seat, stats, book.tally)
 
 
-def _check_seat_stats(record: ResultRecord, seat: int, got: SeatStats, want: SeatStats) -> None:
-    """Check one seat's statistics against the books: counts exactly, times within rounding.
+def _check_seat_stats(record: ResultRecord, seat: int, got: SeatStats, tally: SeatTally) -> None:
+    """Check one seat's statistics against the books: counts exactly, times within rounding
+    of the exact figures.
 
     Raises:
         Disagreement: a figure differs.
     """
+    want = tally.frozen()
     exact = {
         "decisions": (got.decisions, want.decisions),
         "strikes": (got.strikes, want.strikes),
@@ -521,8 +531,8 @@ def _check_seat_stats(record: ResultRecord, seat: int, got: SeatStats, want: Sea
                 record, f"seat {seat}'s {name} is {value!r}, the log gives {wanted!r}"
             )
     for name, value_ms, wanted_ms in (
-        ("mean_ms", got.mean_ms, want.mean_ms),
-        ("max_ms", got.max_ms, want.max_ms),
+        ("mean_ms", got.mean_ms, tally.mean_ms),
+        ("max_ms", got.max_ms, tally.max_ms),
     ):
         if abs(value_ms - wanted_ms) > TIME_TOLERANCE_MS:
             raise Disagreement(

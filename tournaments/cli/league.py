@@ -27,7 +27,7 @@ from tournaments.league import (
 from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner
 from tournaments.standings import compute
-from tournaments.store import MatchState, Store
+from tournaments.store import MatchState, Store, StoreDamaged
 
 
 class Format(enum.Enum):
@@ -119,21 +119,23 @@ def league_run(
         open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
     executor = _executor(executor_kind, scheduler, jobs, strict)
     view = LeagueView()
-    runner = LeagueRunner(
-        arena,
-        store,
-        config,
-        jobs or config.jobs,
-        strict=strict,
-        listener=view.update,
-        executor=executor,
-    )
     again = f" --executor dask --scheduler {scheduler}" if executor else ""
     try:
+        runner = LeagueRunner(
+            arena,
+            store,
+            config,
+            jobs or config.jobs,
+            strict=strict,
+            listener=view.update,
+            executor=executor,
+        )
         with Live(view, console=console, refresh_per_second=4):
             progress = trio.run(runner.run)
     except LeagueBusy as busy:
         raise fail(str(busy)) from None
+    except StoreDamaged as error:
+        raise fail(f"{error}; restore the store from a backup") from None
     except (KeyboardInterrupt, ExecutorError) as stop:
         if isinstance(stop, ExecutorError):
             console.print(f"[red]error:[/red] {said(stop)}")
@@ -178,9 +180,13 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     """How many matches are done, pending, running or failed."""
     _, store = open_arena()
     _league(store, name)
-    counts = store.counts(name)
+    try:
+        counts = store.counts(name)
+        failed = store.matches(name, MatchState.FAILED)
+    except StoreDamaged as error:
+        raise fail(f"{error}; restore the store from a backup") from None
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
-    for match in store.matches(name, MatchState.FAILED):
+    for match in failed:
         console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
 
 
@@ -189,7 +195,7 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     """Re-play every finished match's log through the rules engine; exit 1 on any mismatch."""
     _, store = open_arena()
     _league(store, name)
-    results = store.results(name)
+    results = store.logged_results(name)
     bad = 0
     for result in results:
         report = verify_log(Path(result.log_path))
@@ -204,17 +210,17 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 
 @league_app.command("restat")
 def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
-    """Recount every result's hand statistics from its log and store those that changed; exit 1
-    if a log could not be read."""
+    """Recount every result's hand statistics from its verified log and store those that changed;
+    exit 1 if a result's log could not be trusted (unreadable, not verified, another match's)."""
     _, store = open_arena()
     _league(store, name)
     report = restat(store, name)
-    for match_id, why in report.unreadable:
-        console.print(f"[red]unreadable[/red] {said(match_id)}: {said(why, lines=True)}")
+    for match_id, why in report.refused:
+        console.print(f"[red]not recounted[/red] {said(match_id)}: {said(why, lines=True)}")
     console.print(
         f"{report.checked} results recounted from their logs, {len(report.changed)} changed"
     )
-    if report.unreadable:
+    if report.refused:
         raise typer.Exit(1)
 
 
@@ -230,7 +236,13 @@ def league_standings(
 
 
 def _print_standings(store: Store, name: str, output: Format) -> None:
-    standings = compute(name, store.results(name))
+    try:
+        standings = compute(name, store.results(name))
+    except StoreDamaged as error:
+        raise fail(
+            f"{error}; if only its hand statistics are damaged, gin league restat {name} "
+            "recounts them from the logs, otherwise restore the store from a backup"
+        ) from None
     if output is Format.JSON:
         print(json.dumps(standings.to_dict(), indent=2))
     elif output is Format.CSV:

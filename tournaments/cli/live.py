@@ -1,15 +1,13 @@
 """A live view of one match, fed by its log records (``gin play``).
 
-The log's watcher hands over each record as it is written (its type and JSON fields); the view
-reads the few it shows into records of its own (:class:`ShownHand`, :class:`ShownFault`) as they
-come. Names and fault details come from the bots: they go in as ``Text`` with their controls
-shown.
+The log's watcher hands over each record as it is written (its type and fields); the view reads
+each with the log's own reader (:func:`referee.replay.read_record`) and keeps the few it shows.
+Names and fault details come from the bots: they go in as ``Text`` with their controls shown.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -18,66 +16,18 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.bot_text import shown
+from referee.replay import FaultRecord, HandEndRecord, Header, ResultRecord, read_record
 from referee.rules import HandEnd
 from tournaments.cli.render import END_WORDS, bot_text
 from tournaments.runner import Progress
 
 
-@dataclass(frozen=True, slots=True)
-class ShownHand:
-    """A finished hand as the view shows it (from its ``hand_end`` record)."""
-
-    number: int
-    end: HandEnd
-    winner: int | None
-    points: int
-    games: tuple[int, ...]
-    totals: tuple[tuple[int, ...], tuple[int, ...]]
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> ShownHand:
-        """Read a ``hand_end`` record's fields."""
-        totals = [tuple(int(points) for points in seat) for seat in fields["totals"]]
-        return cls(
-            int(fields["hand"]),
-            HandEnd(fields["end"]),
-            None if fields["winner"] is None else int(fields["winner"]),
-            int(fields["points"]),
-            tuple(int(game) for game in fields["games"]),
-            (totals[0], totals[1]),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ShownFault:
-    """A fault as the view shows it (from its ``fault`` record)."""
-
-    seat: int
-    kind: str
-    detail: str
-    forfeited: bool
-    strikes: int | None
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> ShownFault:
-        """Read a ``fault`` record's fields."""
-        strikes = fields.get("strikes")
-        return cls(
-            int(fields["seat"]),
-            str(fields["kind"]),
-            str(fields["detail"]),
-            bool(fields.get("forfeited")),
-            None if strikes is None else int(strikes),
-        )
-
-
-def seat_names(fields: dict[str, Any], names: tuple[str, str]) -> tuple[str, str]:
-    """Each seat's ``name version`` from a ``header`` record's fields (``names`` for a seat it
-    does not know)."""
-    seats = fields.get("seats") or [None, None]
+def seat_names(header: Header, names: tuple[str, str]) -> tuple[str, str]:
+    """Each seat's ``name version`` from the log's header (``names`` for a seat it does not
+    know)."""
     first, second = (
-        f"{seat['name']} {seat['version']}" if seat else name
-        for seat, name in zip(seats, names, strict=True)
+        f"{seat.name} {seat.version}" if seat else name
+        for seat, name in zip(header.seats, names, strict=True)
     )
     return first, second
 
@@ -87,27 +37,32 @@ class MatchView:
 
     def __init__(self, names: tuple[str, str]) -> None:
         self.names = names
-        self.hands: list[ShownHand] = []
-        self.faults: list[ShownFault] = []
+        self.hands: list[HandEndRecord] = []
+        self.faults: list[FaultRecord] = []
         self.totals: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
         self.decisions = 0
         self.ended = False
         self.sandbox: list[str] = []
 
     def on_record(self, record_type: str, fields: dict[str, Any]) -> None:
-        """Take one log record (the log's watcher: its type and JSON fields)."""
-        if record_type == "header":
-            self.sandbox = [str(layer) for layer in fields.get("sandbox", [])]
-            self.names = seat_names(fields, self.names)
-        elif record_type == "request":
+        """Take one log record (the log's watcher: its type and fields), read by the log's
+        reader; a record it cannot read is not shown. Requests and actions, the busy records
+        written while a bot's clock runs, are counted, not read."""
+        if record_type == "request":
             self.decisions += 1
-        elif record_type == "hand_end":
-            hand = ShownHand.from_fields(fields)
-            self.hands.append(hand)
-            self.totals = hand.totals
-        elif record_type == "fault":
-            self.faults.append(ShownFault.from_fields(fields))
-        elif record_type == "result":
+            return
+        if record_type == "action":
+            return
+        record = read_record(record_type, fields)
+        if isinstance(record, Header):
+            self.sandbox = list(record.sandbox)
+            self.names = seat_names(record, self.names)
+        elif isinstance(record, HandEndRecord):
+            self.hands.append(record)
+            self.totals = record.totals
+        elif isinstance(record, FaultRecord):
+            self.faults.append(record)
+        elif isinstance(record, ResultRecord):
             self.ended = True
 
     def _hands_table(self) -> Table:
@@ -118,8 +73,8 @@ class MatchView:
             winner = bot_text("-" if hand.winner is None else self.names[hand.winner])
             games = ", ".join(str(game + 1) for game in hand.games) or "-"
             table.add_row(
-                str(hand.number + 1),
-                END_WORDS[hand.end],
+                str(hand.hand + 1),
+                END_WORDS[HandEnd(hand.end)],
                 winner,
                 str(hand.points) if hand.winner is not None else "-",
                 games,

@@ -141,12 +141,14 @@ def action_texts(
 def _you(text: str) -> str:
     """The second person of a verb phrase.
 
-    >>> _you("passes the upcard"), _you("discards 7h")
-    ('pass the upcard', 'discard 7h')
+    >>> _you("passes the upcard"), _you("discards 7h"), _you("knocks, discarding 5s")
+    ('pass the upcard', 'discard 7h', 'knock, discarding 5s')
     """
     verb, _, rest = text.partition(" ")
+    mark = verb[-1] if verb[-1:] in (",", ";", ":") else ""
+    verb = verb.removesuffix(mark)
     verb = verb[:-2] if verb.endswith("ses") else verb[:-1]
-    return f"{verb} {rest}"
+    return f"{verb}{mark} {rest}"
 
 
 def fault_texts(record: FaultRecord, names: Names) -> tuple[str, str, str]:

@@ -1,0 +1,72 @@
+"""The live view of ``gin play``: fed by a match's log records as they are written, it shows what
+the log says (read by the log's own reader)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+from rich.console import Console
+
+from referee.control import FaultPolicy
+from referee.local import WatchedLog
+from referee.match import MatchConfig, play_match
+from referee.matchlog import MatchLog
+from referee.replay import FaultRecord, HandEndRecord, Request, read_log
+from referee.rules import greedy_policy, patient_policy
+from referee.seats import InProcessSeat
+from tests.replay_logs import Blunders
+from tournaments.cli.live import MatchView
+
+
+def watched_match(path: Path, view: MatchView) -> None:
+    """Seed 12, seat 0 blundering twice (two strikes): the view watches the log as it goes."""
+    seats = (
+        InProcessSeat(Blunders(greedy_policy, (3, 40)), "north", "1.0"),
+        InProcessSeat(patient_policy, "south", "2.0"),
+    )
+    config = MatchConfig("live-12", 12, fault_policy=FaultPolicy(strikes=3))
+
+    async def main() -> None:
+        with MatchLog(path) as log:
+            await play_match(seats, config, WatchedLog(log, view.on_record))
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_the_view_shows_what_the_log_holds(tmp_path: Path) -> None:
+    view = MatchView(("seat 0", "seat 1"))
+    watched_match(tmp_path / "live.jsonl", view)
+    log = read_log(tmp_path / "live.jsonl")
+    # The same records as the log's reader gives, but for the line (a watcher has no lines).
+    hands = [replace(r, line=0) for r in log.records if isinstance(r, HandEndRecord)]
+    faults = [replace(r, line=0) for r in log.records if isinstance(r, FaultRecord)]
+    assert log.result is not None
+    assert view.names == ("north 1.0", "south 2.0")
+    assert view.decisions == sum(isinstance(record, Request) for record in log.records) > 50
+    assert view.hands == hands
+    assert view.totals == log.result.totals
+    assert [(fault.seat, fault.kind, fault.strikes) for fault in view.faults] == [
+        (0, "illegal_action", 1),
+        (0, "illegal_action", 2),
+    ]
+    assert view.faults == faults
+    assert view.ended
+    console = Console(width=100, record=True)
+    console.print(view)
+    screen = console.export_text()
+    assert "north 1.0  vs  south 2.0" in screen
+    assert "(strike 2)" in screen
+    assert f"{len(hands)} hands, {view.decisions} decisions" in screen
+
+
+def test_a_record_the_reader_refuses_is_not_shown() -> None:
+    view = MatchView(("a", "b"))
+    bad: dict[str, Any] = {"hand": "first"}
+    view.on_record("hand_end", bad)
+    view.on_record("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 3, "limit_ms": 5.0})
+    assert view.hands == []
+    assert view.decisions == 1

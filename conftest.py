@@ -9,7 +9,12 @@ import os
 import pytest
 
 collect_ignore = (
-    ["tournaments/executors/cluster.py", "tests/cluster_scenario.py"]
+    [
+        "tournaments/executors/cluster.py",
+        "tournaments/executors/cluster_task.py",
+        "tournaments/executors/local_cluster.py",
+        "tests/cluster_scenario.py",
+    ]
     if importlib.util.find_spec("distributed") is None
     else []
 )

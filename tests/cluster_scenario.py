@@ -26,7 +26,7 @@ from distributed import Client
 
 from referee.sandbox import default_jail_root
 from referee.sandbox._procs import is_alive, table
-from tournaments.executors.cluster import match_slug, swept
+from tournaments.executors.cluster_task import match_slug, swept
 from tournaments.executors.local_cluster import local_cluster, loopback_up
 
 WAIT_S = 60.0

@@ -29,8 +29,8 @@ pytest.importorskip("distributed", reason="the dask extra is not installed: pip 
 from referee.local import code_hash
 from referee.matchlog import stderr_path
 from referee.replay import verify_log
-from tournaments.executors import cluster
-from tournaments.executors.cluster import match_slug
+from tournaments.executors import cluster, cluster_task
+from tournaments.executors.cluster_task import match_slug
 from tournaments.league import LeagueConfig, create_league
 from tournaments.packing import BotCodeMismatchError, pack_bot, unpack_bot
 from tournaments.registry import Arena, submit
@@ -324,12 +324,12 @@ class FakeClient:
         assert timeout > 0
 
     def run(self, function: Any) -> dict[str, dict[str, Any]]:
-        assert function is cluster.worker_probe
+        assert function is cluster_task.worker_probe
         return self.probes
 
 
 def test_workers_running_other_code_or_missing_layers_are_named() -> None:
-    good = cluster.worker_probe()
+    good = cluster_task.worker_probe()
     other = {**good, "code": "f" * 64}
     with pytest.raises(cluster.ClusterError, match="tcp://b:1 run other arena code"):
         cluster._probe(FakeClient({"tcp://a:1": good, "tcp://b:1": other}), "x", False)  # type: ignore[arg-type]

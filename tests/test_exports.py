@@ -262,6 +262,13 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "outcome_of",
         "sweep_here",
     ),
+    "tournaments.executors.cluster": (
+        "ClusterError",
+        "DaskExecutor",
+        "MatchTimings",
+        "ProbeReport",
+        "WorkerProbe",
+    ),
 }
 """Public names by package or module (see the module docstring for which are pinned)."""
 
@@ -335,6 +342,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.executors": (
         "cluster",
+        "cluster_task",
         "fake",
         "local",
         "local_cluster",

@@ -159,7 +159,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 PROBE = """
 import sys
 from distributed import Client
-from tournaments.executors.cluster import arena_code, worker_probe
+from tournaments.executors.cluster_task import arena_code, worker_probe
 with Client(sys.argv[1], timeout=30) as client:
     client.wait_for_workers(1, timeout=60)
     (probe,) = client.run(worker_probe).values()
@@ -187,7 +187,7 @@ def test_a_dask_worker_starts_as_the_readme_says(installed: tuple[Path, Path]) -
         worker = [str(bin_dir / "dask"), "worker", address, "--nthreads", "2", "--nworkers", "1"]
         worker += [
             "--preload",
-            "tournaments.executors.cluster",
+            "tournaments.executors.cluster_task",
             "--host",
             "127.0.0.1",
             "--no-dashboard",
@@ -199,4 +199,6 @@ def test_a_dask_worker_starts_as_the_readme_says(installed: tuple[Path, Path]) -
     finally:
         for process in started[::-1]:
             stop(process)
-    assert "Run preload setup: tournaments.executors.cluster" in (work / "worker.log").read_text()
+    assert (
+        "Run preload setup: tournaments.executors.cluster_task" in (work / "worker.log").read_text()
+    )

@@ -17,7 +17,7 @@ from typing import Final
 
 from distributed import Client
 
-from tournaments.executors.cluster import CONNECT_TIMEOUT_S, ClusterError, end_groups
+from tournaments.executors.cluster_task import CONNECT_TIMEOUT_S, ClusterError, end_groups
 
 _SIOCGIFFLAGS: Final = 0x8913
 _SIOCSIFFLAGS: Final = 0x8914
@@ -73,7 +73,7 @@ def local_cluster(
         for index in range(1, workers + 1):
             worker = ["distributed.cli.dask_worker", address, "--host", "127.0.0.1"]
             worker += ["--nthreads", str(threads), "--no-dashboard", "--name", f"w{index}"]
-            worker += ["--preload", "tournaments.executors.cluster"]
+            worker += ["--preload", "tournaments.executors.cluster_task"]
             start(f"worker{index}", [*worker, "--local-directory", str(folder / f"w{index}")])
         with Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False) as client:
             client.wait_for_workers(workers, timeout=LOCAL_START_TIMEOUT_S)

@@ -311,6 +311,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "strategy",
     ),
     "tournaments": (
+        "audit",
         "cli",
         "executors",
         "league",

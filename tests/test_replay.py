@@ -164,6 +164,30 @@ def test_a_timeout_claimed_within_the_limit_is_caught(tmp_path: Path) -> None:
     assert problem.reason == f"a timeout after 5.0 ms, within the limit of {limit} ms"
 
 
+@pytest.mark.parametrize(
+    ("kind", "name", "value"),
+    [
+        ("action", "ms", -250.0),
+        ("action", "ms", float("nan")),
+        ("request", "limit_ms", float("nan")),
+    ],
+    ids=["negative", "nan", "nan-limit"],
+)
+def test_a_decision_time_below_zero_or_not_a_number_is_unreadable(
+    tmp_path: Path, kind: str, name: str, value: float
+) -> None:
+    lines = records(STRIKES2)
+    index = first(lines, lambda r: r["type"] == kind and r["seat"] == 1)
+    lines[index][name] = value
+    if value < 0:  # the seat's mean agrees with the tampered time: only the time itself is wrong
+        decisions = lines[-1]["stats"][1]["decisions"]
+        lines[-1]["stats"][1]["mean_ms"] = round(value / decisions, 3)
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == index + 1
+    assert problem.record_type == kind
+    assert problem.reason == f"field {name!r} must be a time of 0 ms or more, not {value!r}"
+
+
 def test_a_tampered_timing_statistic_is_caught(tmp_path: Path) -> None:
     lines = records(BANK)
     lines[-1]["stats"][0]["mean_ms"] = 160.0

@@ -19,7 +19,7 @@ from typing import Final
 from protocol.manifest import MANIFEST, ManifestError, ignore_rule, load_manifest
 from referee.conformance import CheckReport
 from referee.local import code_hash
-from tournaments.store import BotRow, Store
+from tournaments.store import LOGS_DIR, BotRow, Store
 
 DEFAULT_HOME: Final = ".gin"
 HOME_ENV: Final = "GIN_HOME"
@@ -64,10 +64,15 @@ class Arena:
 
     def logs_dir(self, league: str) -> Path:
         """A league's match logs."""
-        return self.home / "logs" / league
+        return self.home / LOGS_DIR / league
 
     def open_store(self) -> Store:
-        """The store (created on first use)."""
+        """The store (created on first use, with the home).
+
+        Raises:
+            StoreUnusable: the home or the store cannot be used (the message names the path and
+                says what to do).
+        """
         return Store(self.store_path)
 
 

@@ -27,7 +27,12 @@ from tournaments.records import MatchSummary
 from tournaments.stats import HandStats
 
 SCHEMA_VERSION: Final = 1
+"""The newest store layout this code reads and writes (the ``schema`` row of ``meta``)."""
 SECRET_BYTES: Final = 32
+LOGS_DIR: Final = "logs"
+"""Where the arena home keeps match logs: ``<home>/logs/<league>/<match>.jsonl``."""
+DAMAGED: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+"""SQLite's primary result codes for a file that is not (or no longer) a sound database."""
 
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,6 +88,16 @@ class StoreDamaged(ValueError):  # noqa: N818 - named for what is so, as LeagueB
         self.what = what
 
 
+class StoreUnusable(ValueError):  # noqa: N818 - named for what is so, as StoreDamaged
+    """The store cannot be opened: its file is damaged, a folder, unreadable or unwritable, or
+    from a newer arena; or its folder (the arena home) is a file or cannot be made. The message
+    names the path and says what to do."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedResult:
     """A result's match and log, read without its summary (what verifying and recounting
@@ -90,6 +105,7 @@ class LoggedResult:
 
     match_id: str
     log_path: str
+    """Where its log is now (see :attr:`ResultRow.log_path`)."""
     summary: str
     """The ``summary`` column as stored (JSON text)."""
 
@@ -152,6 +168,8 @@ class ResultRow:
     reason: str
     summary: MatchSummary
     log_path: str
+    """Its log: as read from the store, where the log is now (the column keeps a log in the arena
+    home relative to the home, which may have moved since); as written, any path."""
     seats: tuple[str, str]
     """Who played each seat (``name@version``)."""
     duplicate_of: str | None = None
@@ -201,22 +219,72 @@ class Store:
     """Access to the SQLite file; each method is one short transaction."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not path.exists():
-            path.touch(mode=0o600)
-        with contextlib.suppress(OSError):  # a read-only store is still read
-            os.chmod(path, 0o600)  # its secrets are the referee's: this user's alone
+        """Open the store at ``path`` (created on first use, with its folder); the folder is the
+        arena home, against which stored log paths are relative.
+
+        Raises:
+            StoreUnusable: the file or its folder cannot be used (the message says what to do).
+        """
         self.path = path
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        self.home = path.parent
+        _make_room(path)
+        try:
+            self.db = sqlite3.connect(path, timeout=30, isolation_level=None)
+        except sqlite3.Error as error:
+            raise _unusable(path, error) from None
+        try:
+            self._open()
+        except (sqlite3.Error, OSError) as error:
+            self.db.close()
+            raise _unusable(path, error) from None
+        except StoreUnusable:
+            self.db.close()
+            raise
+
+    def _open(self) -> None:
+        """Check the file (``quick_check``: a few ms for thousands of results) and its schema
+        version, then create or migrate the tables."""
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
+        problems = [row[0] for row in self.db.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise _damaged(self.path, problems[0])
+        self._check_version()
         self.db.executescript(SCHEMA)
         columns = {row["name"] for row in self.db.execute("PRAGMA table_info(leagues)")}
         if "secret" not in columns:  # a store from before league secrets: its leagues keep
             self.db.execute("ALTER TABLE leagues ADD COLUMN secret TEXT")  # public seeds
         self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        self.db.execute(  # an older store, migrated above, is now of this version
+            "UPDATE meta SET value = ?1 WHERE key = 'schema' AND CAST(value AS INTEGER) < ?1",
+            (SCHEMA_VERSION,),
+        )
+
+    def _check_version(self) -> None:
+        """Refuse a store of a newer schema than :data:`SCHEMA_VERSION` (before writing to it).
+
+        Raises:
+            StoreUnusable: a newer schema, or a version that is not a number.
+        """
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+            return  # a new store
+        found = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if found is None:
+            return
+        try:
+            version = int(found["value"])
+        except ValueError:
+            raise _damaged(
+                self.path, f"its schema version {found['value']!r} is not a number"
+            ) from None
+        if version > SCHEMA_VERSION:
+            raise StoreUnusable(
+                self.path,
+                f"the store {self.path} was written by a newer version of the arena (schema "
+                f"{version}, this one reads up to {SCHEMA_VERSION}): upgrade",
+            )
 
     def close(self) -> None:
         """Close the connection."""
@@ -287,8 +355,15 @@ class Store:
 
     def league_config(self, name: str) -> str | None:
         """A league's stored definition: the JSON that ``tournaments.league.StoredLeague``
-        writes and reads."""
-        found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
+        writes and reads.
+
+        Raises:
+            StoreDamaged: it is not text.
+        """
+        try:
+            found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError as error:  # not UTF-8
+            raise StoreDamaged(f"definition of league {name!r}", str(error)) from None
         return None if found is None else str(found["config"])
 
     def league_secret(self, name: str) -> bytes | None:
@@ -425,7 +500,7 @@ class Store:
                     row.end.value,
                     row.reason,
                     row.stored_summary(),
-                    row.log_path,
+                    self._stored_log(row.log_path),
                     time.time(),
                 ),
             )
@@ -456,7 +531,10 @@ class Store:
             " USING (match_id) WHERE r.league = ? ORDER BY m.rowid",
             (league,),
         ).fetchall()
-        return [LoggedResult(row["match_id"], row["log_path"], row["summary"]) for row in rows]
+        return [
+            LoggedResult(row["match_id"], self._found_log(row["log_path"], league), row["summary"])
+            for row in rows
+        ]
 
     def results(self, league: str) -> list[ResultRow]:
         """Every result of a league, in schedule order.
@@ -469,12 +547,105 @@ class Store:
             " WHERE r.league = ? ORDER BY m.rowid",
             (league,),
         ).fetchall()
-        return [_result(row) for row in rows]
+        return [_result(row, self._found_log(row["log_path"], league)) for row in rows]
 
     def result(self, match_id: str) -> ResultRow | None:
-        """One match's result."""
+        """One match's result.
+
+        Raises:
+            StoreDamaged: it cannot be read.
+        """
         row = self.db.execute("SELECT * FROM results WHERE match_id = ?", (match_id,)).fetchone()
-        return None if row is None else _result(row)
+        return (
+            None if row is None else _result(row, self._found_log(row["log_path"], row["league"]))
+        )
+
+    def _stored_log(self, log: str) -> str:
+        """A log path as the ``log_path`` column keeps it: relative to the arena home when it is
+        in the home, so that the home can be moved with its logs."""
+        if not log:
+            return log
+        path = Path(log)
+        for home, where in (
+            (Path(os.path.abspath(self.home)), Path(os.path.abspath(path))),
+            (self.home.resolve(), path.resolve()),
+        ):
+            if where.is_relative_to(home):
+                return where.relative_to(home).as_posix()
+        return log
+
+    def _found_log(self, stored: str, league: str) -> str:
+        """Where a stored log path is now: in the home (a relative path); else as written by an
+        older arena (absolute, or relative to the folder it ran in); else, when that is gone, at
+        the league's logs of this home (a home moved since). Not found: as the row has it."""
+        if not stored:
+            return stored
+        path = Path(stored)
+        places = [path] if path.is_absolute() else [self.home / path, path]
+        places.append(self.home / LOGS_DIR / league / path.name)
+        return str(next((place for place in places if place.is_file()), places[0]))
+
+
+def _make_room(path: Path) -> None:
+    """The store's folder made, and its file (this user's alone: its secrets are the referee's).
+
+    Raises:
+        StoreUnusable: the folder is a file or cannot be made; the file is a folder or cannot be
+            made.
+    """
+    home = path.parent
+    if home.exists() and not home.is_dir():
+        raise StoreUnusable(
+            home,
+            f"the arena home {home} is a file, not a folder: set GIN_HOME to a folder, or move "
+            "the file aside",
+        )
+    if path.is_dir():
+        raise StoreUnusable(
+            path,
+            f"the store {path} is a folder, not a file: move it aside (a new, empty store is "
+            "made in its place), or set GIN_HOME to another arena home",
+        )
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreUnusable(
+            home,
+            f"the arena home {home} cannot be created ({error.strerror or error}): set GIN_HOME "
+            "to a folder you can write",
+        ) from None
+    try:
+        if not path.exists():
+            path.touch(mode=0o600)
+    except OSError as error:
+        raise _unusable(path, error) from None
+    with contextlib.suppress(OSError):  # a read-only store is still read
+        os.chmod(path, 0o600)
+
+
+def _unusable(path: Path, error: sqlite3.Error | OSError) -> StoreUnusable:
+    """What an error opening the store says about it, and what to do."""
+    code = getattr(error, "sqlite_errorcode", -1) & 0xFF  # the primary result code
+    if code in DAMAGED:
+        return _damaged(path, str(error))
+    if code == sqlite3.SQLITE_BUSY:
+        return StoreUnusable(
+            path, f"the store {path} is locked ({error}): try again when the other gin is done"
+        )
+    why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+    return StoreUnusable(
+        path,
+        f"the store {path} cannot be opened or written ({why}): make it and {path.parent} "
+        "readable and writable, or set GIN_HOME to a folder you can write",
+    )
+
+
+def _damaged(path: Path, why: str) -> StoreUnusable:
+    return StoreUnusable(
+        path,
+        f"the store {path} is damaged ({why}): restore it from a backup, or move it aside to "
+        "start an empty store",
+    )
 
 
 def _state(row: sqlite3.Row) -> MatchState:
@@ -488,7 +659,7 @@ def _match(row: sqlite3.Row) -> MatchRow:
     return MatchRow(**{**dict(row), "state": _state(row)})
 
 
-def _result(row: sqlite3.Row) -> ResultRow:
+def _result(row: sqlite3.Row, log_path: str) -> ResultRow:
     try:
         summary = json.loads(row["summary"])
         if not isinstance(summary, dict):
@@ -500,7 +671,7 @@ def _result(row: sqlite3.Row) -> ResultRow:
             row["end"],
             row["reason"],
             summary,
-            row["log_path"],
+            log_path,
         )
     except (KeyError, TypeError, ValueError) as error:
         why = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else str(error)

@@ -3,11 +3,13 @@
 Format 2 is format 1 with salted commitments: each ``hand_end`` and the ``result`` carry a
 ``salt`` (hex); the walker checks the commitments by the header's format.
 
-Every field is checked for presence and type; a record that fails names its line and field.
+Every field is checked for presence and type (a time in milliseconds: finite, never negative); a
+record that fails names its line and field.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,14 @@ class Fields:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise FieldError(f"field {name!r} must be a number, not {value!r}")
         return float(value)
+
+    def duration(self, name: str) -> float:
+        """A time in milliseconds: a finite number, never negative (no decision takes less than
+        no time; ``NaN`` or infinity, which JSON readers accept, would pass every comparison)."""
+        value = self.number(name)
+        if not math.isfinite(value) or value < 0:
+            raise FieldError(f"field {name!r} must be a time of 0 ms or more, not {value!r}")
+        return value
 
     def text(self, name: str) -> str:
         value = self._get(name)
@@ -156,7 +166,7 @@ def _request(line: int, fields: Fields) -> Request:
         fields.seat("seat"),
         fields.text("phase"),
         fields.whole("legal"),
-        fields.number("limit_ms"),
+        fields.duration("limit_ms"),
     )
 
 
@@ -171,7 +181,7 @@ def _action(line: int, fields: Fields) -> ActionRecord:
         fields.whole("request"),
         action,
         fields.text("by"),
-        fields.number("ms"),
+        fields.duration("ms"),
     )
 
 
@@ -182,7 +192,7 @@ def _fault(line: int, fields: Fields) -> FaultRecord:
         fields.text("kind"),
         fields.text("detail"),
         fields.whole("request_id"),
-        fields.number("elapsed_ms"),
+        fields.duration("elapsed_ms"),
         fields.obj("evidence"),
         fields.whole("strikes"),
         fields.flag("forfeited"),
@@ -291,7 +301,7 @@ def _result_fault(fields: Fields) -> Fault:
         kind,
         fields.text("detail"),
         fields.whole("request_id"),
-        fields.number("elapsed_ms"),
+        fields.duration("elapsed_ms"),
         fields.obj("evidence"),
         "stray" in fields.data and fields.flag("stray"),
     )
@@ -303,8 +313,8 @@ def _stats(fields: Fields) -> SeatStats:
     counts = Fields(faults)
     return SeatStats(
         fields.whole("decisions"),
-        fields.number("mean_ms"),
-        fields.number("max_ms"),
+        fields.duration("mean_ms"),
+        fields.duration("max_ms"),
         fields.whole("strikes"),
         tuple((str(kind), counts.whole(kind)) for kind in faults),
     )

@@ -12,7 +12,7 @@ from rich.markup import escape
 from referee.bot_text import shown
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 from tournaments.registry import Arena
-from tournaments.store import Store
+from tournaments.store import Store, StoreUnusable
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
 app = typer.Typer(
@@ -77,12 +77,16 @@ def said(text: object, *, lines: bool = False) -> str:
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print an error (its text escaped: it may hold a bot's) and return the exit to raise."""
-    console.print(f"[red]error:[/red] {said(message, lines=True)}")
+    """Print an error (its text escaped: it may hold a bot's) and return the exit to raise; the
+    terminal, not rich, wraps it, so a path in it is never broken."""
+    console.print(f"[red]error:[/red] {said(message, lines=True)}", soft_wrap=True)
     return typer.Exit(code)
 
 
 def open_arena() -> tuple[Arena, Store]:
-    """The arena of ``GIN_HOME`` and its store."""
+    """The arena of ``GIN_HOME`` and its store; exit 2 when they cannot be used."""
     arena = Arena.default()
-    return arena, arena.open_store()
+    try:
+        return arena, arena.open_store()
+    except StoreUnusable as error:
+        raise fail(str(error)) from None

@@ -11,7 +11,7 @@ import trio
 import typer
 from rich.live import Live
 
-from referee.replay import verify_log
+from tournaments.audit import audit
 from tournaments.cli import render
 from tournaments.cli.common import Strict, console, fail, league_app, open_arena, open_sandbox, said
 from tournaments.cli.demo import prepare_demo
@@ -39,7 +39,16 @@ class Format(enum.Enum):
 
 
 def _league(store: Store, name: str) -> LeagueConfig:
-    stored = stored_league(store, name)
+    try:
+        stored = stored_league(store, name)
+    except StoreDamaged as error:
+        raise fail(f"{error} in {store.path}; restore the store from a backup") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as error:  # LeagueError, bad JSON
+        why = " ".join(str(error).split())  # a LeagueError lists its problems a line each
+        raise fail(
+            f"league {name!r}: its definition in the store {store.path} cannot be read "
+            f"({type(error).__name__}: {why}); restore the store from a backup"
+        ) from None
     if stored is None:
         known = ", ".join(store.leagues()) or "none yet"
         raise fail(f"no league {name!r} (leagues: {known}); create one with gin league create")
@@ -192,20 +201,25 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 
 @league_app.command("verify")
 def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
-    """Re-play every finished match's log through the rules engine; exit 1 on any mismatch."""
-    _, store = open_arena()
+    """Re-play every finished match's log through the rules engine and check the store against
+    the logs (results, winners, code hashes, done matches, stray logs); exit 1 on any mismatch."""
+    arena, store = open_arena()
     _league(store, name)
-    results = store.logged_results(name)
-    bad = 0
-    for result in results:
-        report = verify_log(Path(result.log_path))
-        if not report.ok:
-            bad += 1
-            summary = said(report.summary(), lines=True)
-            console.print(f"[red]{report.status.value}[/red] {said(result.match_id)}: {summary}")
-    console.print(f"{len(results) - bad} of {len(results)} match logs verified")
-    if bad:
-        raise typer.Exit(1)
+    try:
+        report = audit(store, name, arena.logs_dir(name))
+    except StoreDamaged as error:
+        raise fail(f"{error}; restore the store from a backup") from None
+    for note in report.unchecked:
+        console.print(f"[yellow]not checked[/yellow] {said(note.match_id)}: {said(note.what)}")
+    for found in report.discrepancies:
+        console.print(f"[red]mismatch[/red] {said(found.match_id)}: {said(found.what, lines=True)}")
+    verified = f"{report.verified} of {report.results} match logs verified"
+    if report.ok:
+        console.print(verified)
+        return
+    count = len(report.discrepancies)
+    console.print(f"{verified}; {count} {'mismatch' if count == 1 else 'mismatches'} in the store")
+    raise typer.Exit(1)
 
 
 @league_app.command("restat")

@@ -37,13 +37,13 @@ from tournaments.cli.common import (
     app,
     console,
     fail,
+    open_arena,
     open_sandbox,
     place_cpus,
     said,
 )
 from tournaments.cli.live import MatchView
 from tournaments.league import play_match_id, play_seed
-from tournaments.registry import Arena
 
 
 def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
@@ -70,15 +70,13 @@ def _deal_seed(seed: int | None, public: bool) -> int:
         return secrets.randbits(63)
     if public:
         return seed
-    arena = Arena.default()
+    _, store = open_arena()
     try:
-        store = arena.open_store()
-        try:
-            return play_seed(store.secret("home"), seed)
-        finally:
-            store.close()
-    except (OSError, sqlite3.Error) as error:
-        raise fail(f"cannot open the store in {arena.home} for the seed's key: {error}") from None
+        return play_seed(store.secret("home"), seed)
+    except sqlite3.Error as error:  # opened, but its key cannot be written or read
+        raise fail(f"cannot keep the seed's key in the store {store.path}: {error}") from None
+    finally:
+        store.close()
 
 
 def _manifest(folder: Path) -> Manifest:

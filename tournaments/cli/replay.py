@@ -29,10 +29,11 @@ from referee.replay import (
     load_replay,
     verify_log,
 )
-from tournaments.cli.common import said
+from tournaments.cli.common import fail, open_arena, said
 from tournaments.cli.replay_html import replay_html
 from tournaments.cli.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 from tournaments.registry import Arena
+from tournaments.store import StoreDamaged
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
 
@@ -62,7 +63,11 @@ def _stored_log(match_id: str) -> Path | None:
     arena = Arena.default()
     if Path(match_id).is_file() or not arena.store_path.is_file():
         return None
-    result = arena.open_store().result(match_id)
+    _, store = open_arena()  # a store it cannot use is a one-line error
+    try:
+        result = store.result(match_id)
+    except StoreDamaged as error:
+        raise fail(f"{error}; give the log's path instead") from None
     return None if result is None else Path(result.log_path)
 
 

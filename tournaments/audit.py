@@ -1,0 +1,327 @@
+"""A league's store checked against its match logs: ``gin league verify``.
+
+A log that verifies proves how its match went; the standings are computed from the store. This
+checks that the two agree: every result's log verifies, names that match and the code hashes the
+registry has for its seats, and says what the result says (winner, end, forfeits, totals, game
+winners, hands, faults, hand statistics); every done match has one result and one log of its own,
+no result is of a match that is not done, and no log in the league's folder belongs to no result.
+Each disagreement is reported by match id; nothing is repaired here (``gin league restat``
+recounts hand statistics from the logs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
+from tournaments.registry import parse_spec
+from tournaments.stats import HandStats, hand_stats, logged_hands
+from tournaments.store import LoggedResult, MatchRow, MatchState, Store, StoreDamaged
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    """One thing about a match that the store and the logs disagree on (or, as a note, that
+    could not be checked)."""
+
+    match_id: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.match_id}: {self.what}"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """What :func:`audit` found in a league."""
+
+    results: int
+    """Stored results checked."""
+    verified: int
+    """Of those, the results whose log verifies through the rules."""
+    discrepancies: tuple[Discrepancy, ...]
+    """Every disagreement, in schedule order (files that belong to no match last)."""
+    unchecked: tuple[Discrepancy, ...] = ()
+    """What could not be checked (a seat's bot no longer in the registry): not a disagreement."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the store and the logs agree in everything checked."""
+        return not self.discrepancies
+
+
+def audit(store: Store, league: str, logs: Path) -> AuditReport:
+    """Check a league's stored results against their logs and its schedule (``logs``: the
+    league's log folder, ``Arena.logs_dir``).
+
+    Raises:
+        StoreDamaged: a match's state cannot be read (then nothing can be checked).
+    """
+    matches = {match.match_id: match for match in store.matches(league)}
+    results = store.logged_results(league)
+    found: list[Discrepancy] = []
+    unchecked: list[Discrepancy] = []
+    verified = 0
+    for result in results:
+        check = _ResultCheck(store, league, result, matches.get(result.match_id))
+        verified += check.run()
+        found += check.found
+        unchecked += check.unchecked
+    found += _schedule(matches, results)
+    found += _shared_logs(results)
+    found += _orphans(logs, results, matches)
+    order = {match_id: index for index, match_id in enumerate(matches)}
+    found.sort(key=lambda item: order.get(item.match_id, len(order)))
+    return AuditReport(len(results), verified, tuple(found), tuple(unchecked))
+
+
+# --- the schedule and the log folder -------------------------------------------------------
+
+
+def _schedule(matches: Mapping[str, MatchRow], results: list[LoggedResult]) -> list[Discrepancy]:
+    """Every done match has a result; every result is of a done match of this league."""
+    stored = {result.match_id for result in results}
+    found = [
+        Discrepancy(match.match_id, "the match is done, but the store has no result for it")
+        for match in matches.values()
+        if match.state is MatchState.DONE and match.match_id not in stored
+    ]
+    for result in results:
+        match = matches.get(result.match_id)
+        if match is None:
+            found.append(Discrepancy(result.match_id, "a result of a match of another league"))
+        elif match.state is not MatchState.DONE:
+            found.append(
+                Discrepancy(result.match_id, f"a result, but the match is {match.state.value}")
+            )
+    return found
+
+
+def _shared_logs(results: list[LoggedResult]) -> list[Discrepancy]:
+    """No two results have one log."""
+    owners: dict[Path, str] = {}
+    found = []
+    for result in results:
+        path = Path(result.log_path).resolve()
+        owner = owners.setdefault(path, result.match_id)
+        if owner != result.match_id:
+            what = f"its log {result.log_path} is also the log of the result of match {owner}"
+            found.append(Discrepancy(result.match_id, what))
+    return found
+
+
+def _orphans(
+    logs: Path, results: list[LoggedResult], matches: Mapping[str, MatchRow]
+) -> list[Discrepancy]:
+    """Logs in the league's folder that no result has. Not orphans: a set-aside attempt
+    (``.aborted-*``), a seat's stderr beside its log, and the log of a match not done (being
+    played, or a failed attempt's, which the next run sets aside)."""
+    if not logs.is_dir():
+        return []
+    claimed = {Path(result.log_path).resolve() for result in results}
+    found = []
+    for path in sorted(logs.glob("*.jsonl")):
+        match = matches.get(path.stem)
+        if path.resolve() in claimed or (match is not None and match.state is not MatchState.DONE):
+            continue
+        found.append(Discrepancy(path.stem, f"the log {path} belongs to no result"))
+    return found
+
+
+# --- one result ----------------------------------------------------------------------------
+
+
+class _ResultCheck:
+    """One stored result against its log, its match and the registry."""
+
+    def __init__(
+        self, store: Store, league: str, result: LoggedResult, match: MatchRow | None
+    ) -> None:
+        self.store = store
+        self.league = league
+        self.result = result
+        self.match = match
+        self.path = Path(result.log_path)
+        self.found: list[Discrepancy] = []
+        self.unchecked: list[Discrepancy] = []
+
+    def differs(self, what: str) -> None:
+        self.found.append(Discrepancy(self.result.match_id, what))
+
+    def run(self) -> bool:
+        """Check everything; True when the log itself verifies."""
+        try:
+            log = read_log(self.path)
+        except LogReadError as error:
+            self.differs(f"its log does not verify: it cannot be read ({error})")
+            return False
+        report = verify_records(log)
+        if not report.ok:
+            self.differs(f"its log {self.path} does not verify: {report.summary()}")
+        summary = _summary(self.result.summary)
+        if isinstance(summary, str):
+            self.differs(summary)
+        else:
+            self._scheduled(summary)
+        if log.header.match_id != self.result.match_id:  # nothing more of it is this match's
+            self.differs(f"its log {self.path} is of match {log.header.match_id}")
+            return report.ok
+        self._code(log)
+        if log.result is not None:
+            if not isinstance(summary, str):
+                self._logged(summary, log)
+            self._columns(log.result, readable=not isinstance(summary, str))
+        return report.ok
+
+    def _scheduled(self, summary: dict[str, Any]) -> None:
+        """The summary is of this match and its seats are the schedule's."""
+        stored_id = summary.get("match_id", self.result.match_id)
+        if stored_id != self.result.match_id:
+            self.differs(f"its summary is of match {_json(stored_id)}")
+        if self.match is not None:
+            seats = [self.match.seat0, self.match.seat1]
+            if summary.get("seats") != seats:
+                self.differs(
+                    f"seats are {_json(summary.get('seats'))} in the store, "
+                    f"{_json(seats)} in the schedule"
+                )
+
+    def _code(self, log: MatchLogData) -> None:
+        """Each seat that said hello ran the code the registry has for the match's bot."""
+        if self.match is None:
+            return
+        for seat, (ident, identity) in enumerate(
+            zip((self.match.seat0, self.match.seat1), log.header.seats, strict=True)
+        ):
+            if identity is None:
+                continue  # the seat never said hello: its log names no code
+            bot = self.store.bot(*parse_spec(ident))
+            if bot is None:
+                what = f"seat {seat}'s bot {ident} is not in the registry: no code hash to check"
+                self.unchecked.append(Discrepancy(self.result.match_id, what))
+            elif bot.hash != identity.code_hash:
+                self.differs(
+                    f"seat {seat} ({ident}) played code hashing to "
+                    f"{identity.code_hash[:12] or 'nothing'} in its log, but the registry's "
+                    f"{ident} hashes to {bot.hash[:12]}"
+                )
+
+    def _logged(self, summary: dict[str, Any], log: MatchLogData) -> None:
+        """The summary says what the log's result record and hands say."""
+        record = log.result
+        assert record is not None
+        for name, logged in _result_fields(record).items():
+            if name not in summary:
+                self.differs(f"its summary has no {name}")
+            elif summary[name] != logged:
+                self.differs(
+                    f"{name} is {_json(summary[name])} in the store, {_json(logged)} in its log"
+                )
+        self._faults(summary.get("faults"), record)
+        self._hand_stats(summary.get("hand_stats"), log)
+
+    def _faults(self, stored: object, record: ResultRecord) -> None:
+        counts = _fault_counts(stored)
+        logged = Counter((fault.kind.value, fault.seat) for fault in record.faults)
+        if counts is None:
+            self.differs("its summary's faults cannot be read")
+        elif counts != logged:
+            self.differs(
+                f"faults are {_show_faults(counts)} in the store, {_show_faults(logged)} in its log"
+            )
+
+    def _hand_stats(self, stored: object, log: MatchLogData) -> None:
+        counted = hand_stats(logged_hands(log))
+        unreadable = "its summary's hand statistics cannot be read"
+        if not isinstance(stored, list) or len(stored) != len(counted):
+            self.differs(unreadable)
+            return
+        try:
+            first, second = (HandStats.from_dict(seat) for seat in stored)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.differs(unreadable)
+            return
+        if (first, second) != counted:
+            self.differs(
+                "its hand statistics differ from those its log gives "
+                f"(gin league restat {self.league} recounts them)"
+            )
+
+    def _columns(self, record: ResultRecord, *, readable: bool) -> None:
+        """The results table's own winner and end columns (``readable``: the summary is a JSON
+        object; a row that cannot be read is news only when nothing else was found)."""
+        try:
+            row = self.store.result(self.result.match_id)
+        except StoreDamaged as error:
+            if readable and not self.found:
+                self.differs(str(error))
+            return
+        if row is None:
+            return  # removed since it was listed: the next check sees it
+        if row.winner != record.winner:
+            self.differs(
+                f"the results table's winner is {_json(row.winner)}, {_json(record.winner)} "
+                "in its log"
+            )
+        if row.end.value != record.end:
+            self.differs(f"the results table's end is {row.end.value!r}, {record.end!r} in its log")
+
+
+def _summary(text: str) -> dict[str, Any] | str:
+    """A stored summary's JSON object, or why it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return f"its summary is not JSON ({error})"
+    if not isinstance(data, dict):
+        return "its summary is not a JSON object"
+    return data
+
+
+def _result_fields(record: ResultRecord) -> dict[str, object]:
+    """The log's result record in the summary's JSON form (``MatchSummary.to_dict``)."""
+    return {
+        "winner": record.winner,
+        "end": record.end,
+        "forfeited": list(record.forfeited),
+        "totals": [list(seat) for seat in record.totals],
+        "game_winners": list(record.game_winners),
+        "hands": record.hands,
+    }
+
+
+def _fault_counts(stored: object) -> Counter[tuple[str, int]] | None:
+    """How many faults of each (kind, seat) a summary lists; None if they cannot be read."""
+    if not isinstance(stored, list):
+        return None
+    counts: Counter[tuple[str, int]] = Counter()
+    for fault in stored:
+        if not isinstance(fault, dict):
+            return None
+        kind, seat = fault.get("kind"), fault.get("seat")
+        if not isinstance(kind, str) or isinstance(seat, bool) or seat not in (0, 1):
+            return None
+        counts[kind, seat] += 1
+    return counts
+
+
+def _show_faults(counts: Counter[tuple[str, int]]) -> str:
+    """Fault counts for a message.
+
+    >>> _show_faults(Counter({("timeout", 0): 2, ("crash", 1): 1})), _show_faults(Counter())
+    ('1 crash by seat 1, 2 timeout by seat 0', 'none')
+    """
+    shown: Iterable[str] = (
+        f"{count} {kind} by seat {seat}" for (kind, seat), count in sorted(counts.items())
+    )
+    return ", ".join(shown) or "none"
+
+
+def _json(value: object) -> str:
+    """A stored value as JSON (as the store holds it)."""
+    return json.dumps(value, default=repr)

@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -24,7 +25,7 @@ from tournaments.cli.app import app
 from tournaments.league import LeagueConfig, StoredLeague, schedule
 from tournaments.records import MatchSummary
 from tournaments.registry import Arena, parse_spec
-from tournaments.store import BotRow, MatchRow, MatchState, ResultRow
+from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
 LEAGUE = "audit"
 POLICIES: dict[str, Policy] = {"north": greedy_policy, "south": patient_policy}
@@ -316,8 +317,14 @@ def test_set_aside_attempts_stderr_and_unfinished_matches_are_not_orphans(
     assert league.audit() == AuditReport(1, 1, ())
 
 
-def test_a_removed_bot_is_noted_not_a_mismatch(league: League) -> None:
-    assert league.store.remove_bot("south", "1")
+def test_a_removed_bot_is_checked_by_its_kept_hash_and_a_lost_one_is_noted(
+    league: League,
+) -> None:
+    assert league.store.remove_bot("south", "1")  # out of the registry, its hash kept
+    report = league.audit()
+    assert (report.ok, report.unchecked) == (True, ())
+    assert verify() == (0, "2 of 2 match logs verified")
+    league.sql("DELETE FROM bots WHERE name = ?", "south")  # gone from the store altogether
     report = league.audit()
     assert report.ok
     assert {item.match_id for item in report.unchecked} == set(league.ids)
@@ -326,6 +333,31 @@ def test_a_removed_bot_is_noted_not_a_mismatch(league: League) -> None:
     assert code == 0
     assert output.startswith(f"not checked {league.ids[0]}: seat ")
     assert output.endswith("2 of 2 match logs verified")
+
+
+def test_a_match_recorded_while_verify_reads_is_no_mismatch(
+    league: League, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    row = league.store.db.execute(
+        "SELECT * FROM results WHERE match_id = ?", (league.ids[1],)
+    ).fetchone()
+    league.sql("DELETE FROM results WHERE match_id = ?", league.ids[1])
+    league.sql("UPDATE matches SET state = 'running' WHERE match_id = ?", league.ids[1])
+    runner = Store(league.store.path)  # the league's runner, on a connection of its own
+    listed = Store.matches
+
+    def matches_then_a_result(store: Store, *args: Any, **kwargs: Any) -> list[MatchRow]:
+        rows = listed(store, *args, **kwargs)
+        with runner.transaction() as db:  # the running match ends between verify's two reads
+            db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row))
+            db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (league.ids[1],))
+        return rows
+
+    monkeypatch.setattr(Store, "matches", matches_then_a_result)
+    report = league.audit()
+    assert report.discrepancies == ()  # the match as running, with no result yet: consistent
+    assert report.results == 1
+    runner.close()
 
 
 def test_a_store_that_cannot_list_its_matches_is_an_error(league: League) -> None:

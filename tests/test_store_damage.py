@@ -191,6 +191,22 @@ def test_a_moved_home_keeps_its_logs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert (verify.exit_code, last) == (0, "1 of 1 match logs verified")
 
 
+def test_a_copied_home_reads_its_own_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    store, ids = arena_with_golden(home)  # its result's log stored absolute, as before
+    store.close()
+    copy = tmp_path / "copy"
+    shutil.copytree(home, copy)  # a backup restored beside the original, say
+    store = Arena(copy).open_store()
+    (result,) = store.results("t")
+    assert Path(result.log_path) == Arena(copy).logs_dir("t") / f"{ids[0]}.jsonl"
+    store.close()
+    verify = gin(monkeypatch, copy, "league", "verify", "t")
+    last = verify.output.strip().splitlines()[-1]  # no log of the copy is an orphan
+    assert (verify.exit_code, last) == (0, "1 of 1 match logs verified")
+
+
 def test_a_log_in_the_home_is_stored_relative_to_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -62,8 +62,9 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
     Raises:
         StoreDamaged: a match's state cannot be read (then nothing can be checked).
     """
-    matches = {match.match_id: match for match in store.matches(league)}
-    results = store.logged_results(league)
+    with store.snapshot():  # a match recorded meanwhile: in both reads or in neither
+        matches = {match.match_id: match for match in store.matches(league)}
+        results = store.logged_results(league)
     found: list[Discrepancy] = []
     unchecked: list[Discrepancy] = []
     verified = 0
@@ -200,7 +201,7 @@ class _ResultCheck:
         ):
             if identity is None:
                 continue  # the seat never said hello: its log names no code
-            bot = self.store.bot(*parse_spec(ident))
+            bot = self.store.bot(*parse_spec(ident), removed=True)  # its hash is kept
             if bot is None:
                 what = f"seat {seat}'s bot {ident} is not in the registry: no code hash to check"
                 self.unchecked.append(Discrepancy(self.result.match_id, what))

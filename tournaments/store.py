@@ -301,6 +301,16 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that see the store as of one moment (one read transaction: a match recorded
+        meanwhile is seen by none of them or by all)."""
+        self.db.execute("BEGIN DEFERRED")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
     # --- bots ----------------------------------------------------------------------------------
 
     def add_bot(self, row: BotRow) -> None:
@@ -320,8 +330,15 @@ class Store:
                 ),
             )
 
-    def bot(self, name: str, version: str | None = None) -> BotRow | None:
-        """A bot by name and version, or the latest submitted version of a name."""
+    def bot(self, name: str, version: str | None = None, *, removed: bool = False) -> BotRow | None:
+        """A bot by name and version, or the latest submitted version of a name (``removed``:
+        a version taken out of the registry too, whose hash is kept)."""
+        if removed and version is not None:
+            found = self.db.execute(
+                "SELECT * FROM bots WHERE name = ? AND version = ? ORDER BY removed, rowid DESC",
+                (name, version),
+            ).fetchone()
+            return None if found is None else _bot(found)
         if version is None:
             found = self.db.execute(
                 "SELECT * FROM bots WHERE name = ? AND removed = 0"
@@ -575,15 +592,17 @@ class Store:
         return log
 
     def _found_log(self, stored: str, league: str) -> str:
-        """Where a stored log path is now: in the home (a relative path); else as written by an
-        older arena (absolute, or relative to the folder it ran in); else, when that is gone, at
-        the league's logs of this home (a home moved since). Not found: as the row has it."""
+        """Where a stored log path is now: in the home (a relative path); else at the league's
+        logs of this home (a path an older arena wrote, absolute or relative to the folder it
+        ran in, of a home moved or copied since); else where that older path points. Not found:
+        where the row says (in the home, for a relative path)."""
         if not stored:
             return stored
         path = Path(stored)
-        places = [path] if path.is_absolute() else [self.home / path, path]
-        places.append(self.home / LOGS_DIR / league / path.name)
-        return str(next((place for place in places if place.is_file()), places[0]))
+        own = self.home / LOGS_DIR / league / path.name
+        places = [own, path] if path.is_absolute() else [self.home / path, own, path]
+        found = next((place for place in places if place.is_file()), None)
+        return str(found or (path if path.is_absolute() else self.home / path))
 
 
 def _make_room(path: Path) -> None:

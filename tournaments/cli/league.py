@@ -201,8 +201,10 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 
 @league_app.command("verify")
 def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
-    """Re-play every finished match's log through the rules engine and check the store against
-    the logs (results, winners, code hashes, done matches, stray logs); exit 1 on any mismatch."""
+    """Re-play every finished match's log and check the store against the logs; exit 1 on any.
+
+    Checked: each result against its log (winner, scores, faults, code hashes), one result and
+    one log per done match, no stray logs."""
     arena, store = open_arena()
     _league(store, name)
     try:
@@ -210,9 +212,14 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
     for note in report.unchecked:
-        console.print(f"[yellow]not checked[/yellow] {said(note.match_id)}: {said(note.what)}")
+        console.print(
+            f"[yellow]not checked[/yellow] {said(note.match_id)}: {said(note.what)}", soft_wrap=True
+        )
     for found in report.discrepancies:
-        console.print(f"[red]mismatch[/red] {said(found.match_id)}: {said(found.what, lines=True)}")
+        console.print(
+            f"[red]mismatch[/red] {said(found.match_id)}: {said(found.what, lines=True)}",
+            soft_wrap=True,
+        )
     verified = f"{report.verified} of {report.results} match logs verified"
     if report.ok:
         console.print(verified)
@@ -224,8 +231,9 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 
 @league_app.command("restat")
 def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
-    """Recount every result's hand statistics from its verified log and store those that changed;
-    exit 1 if a result's log could not be trusted (unreadable, not verified, another match's)."""
+    """Recount the results' hand statistics from their verified logs; exit 1 if one is not.
+
+    A result whose log is unreadable, does not verify or is another match's is left as it is."""
     _, store = open_arena()
     _league(store, name)
     report = restat(store, name)

@@ -20,7 +20,7 @@ from typing import Any
 
 from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
 from tournaments.registry import parse_spec
-from tournaments.stats import HandStats, hand_stats, logged_hands
+from tournaments.stats import hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, MatchRow, MatchState, Store, StoreDamaged
 
 
@@ -238,16 +238,10 @@ class _ResultCheck:
 
     def _hand_stats(self, stored: object, log: MatchLogData) -> None:
         counted = hand_stats(logged_hands(log))
-        unreadable = "its summary's hand statistics cannot be read"
-        if not isinstance(stored, list) or len(stored) != len(counted):
-            self.differs(unreadable)
-            return
-        try:
-            first, second = (HandStats.from_dict(seat) for seat in stored)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self.differs(unreadable)
-            return
-        if (first, second) != counted:
+        summed = read_hand_stats(stored)
+        if summed is None:
+            self.differs("its summary's hand statistics cannot be read")
+        elif summed != counted:
             self.differs(
                 "its hand statistics differ from those its log gives "
                 f"(gin league restat {self.league} recounts them)"

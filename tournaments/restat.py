@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.replay import LogReadError, read_log, verify_log
-from tournaments.stats import HandStats, hand_stats, logged_hands
+from referee.replay import LogReadError, read_log, verify_records
+from tournaments.stats import HandStats, hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, Store
 
 
@@ -62,13 +62,13 @@ def recounted(result: LoggedResult) -> tuple[HandStats, HandStats]:
         NotRecounted: the log cannot be read, does not verify, or is another match's.
     """
     path = Path(result.log_path)
-    report = verify_log(path)
-    if not report.ok:
-        raise NotRecounted(f"its log {path} does not verify: {report.summary()}")
     try:
         log = read_log(path)
-    except LogReadError as error:  # changed since it was verified
-        raise NotRecounted(str(error)) from None
+    except LogReadError as error:
+        raise NotRecounted(f"its log {path} does not verify: it cannot be read ({error})") from None
+    report = verify_records(log)  # the log as read once: what is counted is what was verified
+    if not report.ok:
+        raise NotRecounted(f"its log {path} does not verify: {report.summary()}")
     if log.header.match_id != result.match_id:
         raise NotRecounted(f"its log {path} is of match {log.header.match_id}")
     return hand_stats(logged_hands(log))
@@ -77,9 +77,7 @@ def recounted(result: LoggedResult) -> tuple[HandStats, HandStats]:
 def _stored_hand_stats(result: LoggedResult) -> tuple[HandStats, HandStats] | None:
     """The hand statistics as stored, or None if they cannot be read (then they are rewritten)."""
     try:
-        first, second = (
-            HandStats.from_dict(seat) for seat in json.loads(result.summary)["hand_stats"]
-        )
-    except (KeyError, TypeError, ValueError, AttributeError):
+        summary = json.loads(result.summary)
+    except ValueError:
         return None
-    return first, second
+    return read_hand_stats(summary.get("hand_stats")) if isinstance(summary, dict) else None

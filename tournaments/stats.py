@@ -84,6 +84,25 @@ class HandStats:
         return cls(**{field.name: int(data.get(field.name, 0)) for field in fields(cls)})
 
 
+def read_hand_stats(stored: object) -> tuple[HandStats, HandStats] | None:
+    """Both seats' statistics from their stored form (a summary's ``hand_stats``); None when
+    that is not what ``stored`` is.
+
+    >>> read_hand_stats([{"points": 3}, {}]) == (HandStats(points=3), HandStats())
+    True
+    >>> read_hand_stats([{"points": "many"}, {}]), read_hand_stats("ab")
+    (None, None)
+    """
+    if not isinstance(stored, list) or len(stored) != 2:
+        return None
+    if not all(isinstance(seat, dict) for seat in stored):
+        return None
+    try:
+        return HandStats.from_dict(stored[0]), HandStats.from_dict(stored[1])
+    except (TypeError, ValueError):
+        return None
+
+
 def hand_stats(hands: Iterable[ScoredHand]) -> tuple[HandStats, HandStats]:
     """Both seats' statistics from a match's hand outcomes, in any order.
 

@@ -21,9 +21,10 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Final
@@ -39,6 +40,12 @@ MIB: Final = 1024 * 1024
 MAX_FOLDER_BYTES: Final = 50 * MIB
 MAX_FILES: Final = 10_000
 PYTHON_NAMES: Final = {"python", "python3"}
+SANDBOX_PATH: Final = "/usr/local/bin:/usr/bin:/bin"
+"""The ``PATH`` a bot runs with: a program not in its folder is looked up there, and only there."""
+OUTSIDE_RULE: Final = (
+    "a bot sees only its own folder and the system's /usr: name a program inside the folder "
+    "or on the sandbox's PATH"
+)
 
 
 class ManifestError(ValueError):
@@ -77,17 +84,28 @@ class Manifest:
         local = self.folder / program
         if _is_file(local):  # not resolved: a venv's python must run as itself, links and all
             return [os.path.abspath(local), *args]
-        return [shutil.which(program) or program, *args]
+        return [shutil.which(program, path=SANDBOX_PATH) or program, *args]
+
+
+MAX_MANIFEST_BYTES: Final = 64 * 1024
 
 
 def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        problems.append(f"{MANIFEST} is not valid TOML: {error}")
+            text = handle.read(MAX_MANIFEST_BYTES + 1)
     except OSError as error:
         problems.append(f"cannot read {MANIFEST}: {error.strerror}")
+        return {}
+    if len(text) > MAX_MANIFEST_BYTES:
+        problems.append(f"{MANIFEST} is over {MAX_MANIFEST_BYTES // 1024} KiB: not a manifest")
+        return {}
+    try:
+        return tomllib.loads(text.decode("utf-8"))
+    except UnicodeDecodeError:
+        problems.append(f"{MANIFEST} is not UTF-8 text (a TOML file is)")
+    except tomllib.TOMLDecodeError as error:
+        problems.append(f"{MANIFEST} is not valid TOML: {error}")
     return {}
 
 
@@ -104,6 +122,19 @@ def _text_field(
     return value
 
 
+def _inside(name: str) -> bool:
+    """Whether a path names something inside the bot folder, by its text: relative, and ``..``
+    never climbing out.
+
+    >>> _inside("bin/run"), _inside("bin/../run"), _inside("bin/../../x/run"), _inside("/b/x")
+    (True, True, False, False)
+    """
+    if os.path.isabs(name):
+        return False
+    normal = os.path.normpath(name)
+    return normal != ".." and not normal.startswith("../")
+
+
 def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[str, ...]:
     value = data.get("command")
     if value is None:
@@ -112,7 +143,11 @@ def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[s
         )
         return ()
     if isinstance(value, str):
-        value = shlex.split(value)
+        try:
+            value = shlex.split(value)
+        except ValueError as error:
+            problems.append(f"bad command {value!r}: {str(error).lower()}")
+            return ()
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         problems.append('bad command: a non-empty list of strings, e.g. ["python", "bot.py"]')
         return ()
@@ -120,17 +155,31 @@ def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[s
     program = command[0]
     if program in PYTHON_NAMES:
         script = next((arg for arg in command[1:] if not arg.startswith("-")), None)
-        if script is not None and script.endswith(".py") and not _is_file(folder / script):
-            problems.append(f"command not found: {script} is not a file in the bot folder")
+        if script is not None and script.endswith(".py"):
+            if not _inside(script):
+                problems.append(f"command outside the bot folder: {script} ({OUTSIDE_RULE})")
+            elif not _is_file(folder / script):
+                problems.append(f"command not found: {script} is not a file in the bot folder")
+        return command
+    if os.path.isabs(program):
+        if not any(Path(program).is_relative_to(system) for system in SYSTEM_PATHS):
+            problems.append(f"command outside the bot folder: {program} ({OUTSIDE_RULE})")
+        elif not _is_file(Path(program)) or not os.access(program, os.X_OK):
+            problems.append(f"command not found: {program} is not a program")
         return command
     local = folder / program
     if "/" in program or _exists(local):
-        if not _is_file(local):
+        if not _inside(program):
+            problems.append(f"command outside the bot folder: {program} ({OUTSIDE_RULE})")
+        elif not _is_file(local):
             problems.append(f"command not found: {program} is not a file in the bot folder")
         elif not os.access(local, os.X_OK):
             problems.append(f"command not executable: {program} (chmod +x it)")
-    elif shutil.which(program) is None:
-        problems.append(f"command not found: {program} is neither in the folder nor on PATH")
+    elif shutil.which(program, path=SANDBOX_PATH) is None:
+        problems.append(
+            f"command not found: {program} is neither in the folder nor on the sandbox's PATH "
+            f"({SANDBOX_PATH})"
+        )
     return command
 
 
@@ -243,30 +292,80 @@ def _link_problem(path: Path, folder: Path) -> str | None:
     return f"symlink {name} points outside the bot folder (to {target})"
 
 
-def _scan_folder(folder: Path, problems: list[str]) -> int:
-    """Count the files (the ignored ones left out), with a problem past the size or count limit;
-    every symlink must work inside the sandbox."""
+def _kind_problem(mode: int) -> str | None:
+    """Why an entry that is neither a regular file, a folder nor a symlink cannot be in a bot."""
+    for test, what in (
+        (stat.S_ISFIFO, "a named pipe"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode) else "special"
+
+
+def folder_entries(folder: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Every entry below ``folder`` that is part of the bot (the ignored ones left out, and
+    nothing below them), in sorted order, each with its own ``lstat``: symlinks are never
+    followed, so nothing outside the folder is looked at.
+
+    Raises:
+        OSError: a folder cannot be listed.
+    """
     folder = Path(os.path.abspath(folder))
     ignored = ignore_rule(folder)
-    size = files = 0
-    for path in sorted(folder.rglob("*")):
-        if ignored(path.relative_to(folder)):
-            continue
-        if path.is_symlink():
-            problem = _link_problem(path, folder)
-            if problem is not None:
-                problems.append(problem)
-            continue
-        if path.is_file():
-            files += 1
-            size += path.stat().st_size
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        with os.scandir(current) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        folders = []
+        for entry in entries:
+            path = Path(entry.path)
+            if ignored(path.relative_to(folder)):
+                continue
+            info = entry.stat(follow_symlinks=False)
+            yield path, info
+            if stat.S_ISDIR(info.st_mode):
+                folders.append(path)
+        stack.extend(reversed(folders))
+
+
+def _scan_folder(folder: Path, problems: list[str]) -> int:
+    """Count the files (the ignored ones left out), with a problem past the size or count limit
+    (the scan stops there); only regular files, folders and symlinks that work inside the
+    sandbox may be in a bot folder."""
+    folder = Path(os.path.abspath(folder))
+    size = files = entries = 0
+    try:
+        for path, info in folder_entries(folder):
+            entries += 1
+            if entries > MAX_FILES:
+                problems.append(f"too many files: more than {MAX_FILES}, the limit")
+                break
+            name = path.relative_to(folder)
+            what = _kind_problem(info.st_mode)
+            if what is not None:
+                problems.append(
+                    f"{name} is {what}: a bot folder holds only files, folders and symlinks"
+                )
+            elif stat.S_ISLNK(info.st_mode):
+                problem = _link_problem(path, folder)
+                if problem is not None:
+                    problems.append(problem)
+            elif stat.S_ISREG(info.st_mode):
+                files += 1
+                size += info.st_size
+                if size > MAX_FOLDER_BYTES:
+                    break
+    except OSError as error:
+        problems.append(f"cannot read the bot folder: {error.strerror} ({error.filename})")
     if size > MAX_FOLDER_BYTES:
         problems.append(
-            f"folder too large: {size / MIB:.1f} MiB, the limit is {MAX_FOLDER_BYTES // MIB} MiB "
+            f"folder too large: over {MAX_FOLDER_BYTES // MIB} MiB, the limit "
             f"(leave out what the bot does not need with {IGNORE_FILE})"
         )
-    if files > MAX_FILES:
-        problems.append(f"too many files: {files}, the limit is {MAX_FILES}")
     return files
 
 
@@ -281,6 +380,8 @@ def load_manifest(folder: Path | str) -> Manifest:
     if not folder.is_dir():
         raise ManifestError(folder, [f"no such folder: {folder}"])
     path = folder / MANIFEST
+    if path.is_symlink():
+        raise ManifestError(folder, [f"{MANIFEST} is a symlink: it must be a file of the folder"])
     if not path.is_file():
         raise ManifestError(folder, [f"no {MANIFEST} in {folder}"])
     problems: list[str] = []

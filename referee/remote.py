@@ -34,7 +34,7 @@ from protocol.convert import (
     public_event_to_pb,
     score_to_pb,
 )
-from protocol.manifest import Manifest
+from protocol.manifest import SANDBOX_PATH, Manifest
 from protocol.wire import RequestEncoder
 from referee.bookkeeping import MatchEnd
 from referee.bot_text import shown
@@ -212,7 +212,7 @@ class RemoteSeat:
         env = {
             "GIN_REFEREE": f"unix://{self.jail.inside_run_dir}/{SOCKET_NAME}",
             "GIN_TOKEN": self.token,
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "PATH": SANDBOX_PATH,
             "HOME": "/tmp",
             "LANG": "C.UTF-8",
             "PYTHONUNBUFFERED": "1",
@@ -284,6 +284,7 @@ class RemoteSeat:
                     opponent_name=welcome.opponent.name,
                     opponent_version=welcome.opponent.version,
                     match_id=welcome.match_id,
+                    bot_seed=welcome.bot_seed,
                 )
             )
         )

@@ -77,7 +77,8 @@ def test_command_must_exist_and_be_runnable(tmp_path: Path) -> None:
         tmp_path / "a", 'name = "a"\nversion = "1"\ncommand = ["no-such-program-xyz"]\n'
     )
     assert problems(folder) == [
-        "command not found: no-such-program-xyz is neither in the folder nor on PATH"
+        "command not found: no-such-program-xyz is neither in the folder nor on the sandbox's "
+        "PATH (/usr/local/bin:/usr/bin:/bin)"
     ]
     folder = write_bot(
         tmp_path / "b",
@@ -125,5 +126,6 @@ def test_a_command_too_long_for_the_file_system_is_a_problem_not_a_traceback(
         tmp_path / "long", f'name = "long"\nversion = "1"\ncommand = ["{"x" * 300}"]\n'
     )
     assert problems(folder) == [
-        f"command not found: {'x' * 300} is neither in the folder nor on PATH"
+        f"command not found: {'x' * 300} is neither in the folder nor on the sandbox's PATH "
+        "(/usr/local/bin:/usr/bin:/bin)"
     ]

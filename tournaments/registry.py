@@ -10,13 +10,23 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from protocol.manifest import MANIFEST, ManifestError, ignore_rule, load_manifest
+from protocol.manifest import (
+    MANIFEST,
+    MAX_FILES,
+    MAX_FOLDER_BYTES,
+    MIB,
+    Manifest,
+    ManifestError,
+    folder_entries,
+    load_manifest,
+)
 from referee.conformance import CheckReport
 from referee.local import code_hash
 from tournaments.store import LOGS_DIR, BotRow, Store
@@ -108,59 +118,146 @@ Checker = Callable[[Path], Awaitable[CheckReport]]
 async def submit(arena: Arena, store: Store, folder: Path, checker: Checker | None) -> BotRow:
     """Check a bot folder, then keep an immutable copy of it and register it.
 
+    The folder is copied first, into a staging folder of the registry; everything after that
+    judges the copy, never the folder: its manifest is read and checked again, the conformance
+    kit runs it, and it is hashed and registered under that hash. So a folder changed while it
+    is submitted cannot leave a copy that hashes otherwise than its row says. Only then is the
+    copy renamed into place (atomically) and its row written; on any failure the staging folder
+    is removed, so no half-made entry is left.
+
     ``checker`` runs the conformance kit (``None`` skips it: only for trusted sample bots in
     tests and the demo). Submitting the same code under the same version again is a no-op.
 
     Raises:
-        RegistryError: the manifest is invalid, the check fails (``report`` holds the
-            checklist), or the name and version are taken by different code.
+        RegistryError: the manifest is invalid, the folder holds what cannot be kept (or cannot
+            be read), the check fails (``report`` holds the checklist), or the name and version
+            are taken by different code.
     """
     try:
         manifest = load_manifest(folder)
     except ManifestError as error:
         raise RegistryError(str(error)) from None
-    digest = code_hash(folder)
-    existing = store.bot(manifest.name, manifest.version)
+    parent = arena.bots_dir / manifest.name
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=parent))
+    except OSError as error:
+        raise RegistryError(f"cannot write the registry at {parent}: {error.strerror}") from None
+    try:
+        return await _register(store, manifest, folder, staging, checker)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, onerror=_make_writable)
+
+
+async def _register(
+    store: Store, manifest: Manifest, folder: Path, staging: Path, checker: Checker | None
+) -> BotRow:
+    copy = staging  # renamed into place within the same folder: no write access to it needed
+    _copy_bot(Path(os.path.abspath(folder)), copy)
+    try:
+        kept = load_manifest(copy)
+    except ManifestError as error:
+        raise RegistryError(
+            f"{folder} changed while it was submitted; submit it again:\n"
+            + "\n".join(f"  - {problem}" for problem in error.problems)
+        ) from None
+    if (kept.name, kept.version) != (manifest.name, manifest.version):
+        raise RegistryError(f"{folder} changed while it was submitted; submit it again")
+    digest = code_hash(copy)
+    existing = store.bot(kept.name, kept.version)
     if existing is not None:
         if existing.hash == digest:
             return existing
         raise RegistryError(
-            f"{manifest.ident} is already submitted with different code (hash "
+            f"{kept.ident} is already submitted with different code (hash "
             f"{existing.hash[:12]}, yours {digest[:12]}): give the new code a new version"
         )
+    copy.chmod(0o755)  # mkdtemp made it 0700; the sandbox's bot user must be able to enter it
+    _make_read_only(copy)
     if checker is not None:
-        report = await checker(folder)
+        report = await checker(copy)
         if not report.passed:
-            raise RegistryError(f"{manifest.ident} failed the conformance check", report)
-    target = arena.bots_dir / manifest.name / f"{manifest.version}-{digest[:12]}"
-    _copy_read_only(folder, target)
+            raise RegistryError(f"{kept.ident} failed the conformance check", report)
+    if code_hash(copy) != digest:
+        raise RegistryError(f"{kept.ident}: the registry's copy changed while it was checked")
+    target = staging.parent / f"{kept.version}-{digest[:12]}"
+    if target.exists():  # left by a submission that died before its row was written
+        shutil.rmtree(target, onerror=_make_writable)
+    copy.rename(target)
     row = BotRow(
-        manifest.name,
-        manifest.version,
+        kept.name,
+        kept.version,
         digest,
         target.resolve(),
-        manifest.author,
-        manifest.description,
+        kept.author,
+        kept.description,
         time.time(),
     )
     store.add_bot(row)
     return row
 
 
-def _copy_read_only(source: Path, target: Path) -> None:
-    if target.exists():
-        shutil.rmtree(target, onerror=_make_writable)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    ignored = ignore_rule(source)
-    shutil.copytree(
-        source,
-        target,
-        symlinks=True,
-        ignore=lambda folder, names: {
-            name for name in names if ignored(Path(folder).relative_to(source) / name)
-        },
-    )
-    for path in sorted(target.rglob("*"), reverse=True):
+def _copy_bot(source: Path, target: Path) -> None:
+    """Copy what is part of a bot (as :func:`~protocol.manifest.folder_entries` lists it) from
+    ``source`` to ``target``: folders, symlinks as links, regular files by their content.
+
+    Nothing else is copied and nothing outside ``source`` is read: a file is opened without
+    following links and without blocking, and must still be a regular file once open; the
+    limits of the manifest check hold for what is copied, whatever the folder grew meanwhile.
+
+    Raises:
+        RegistryError: an entry cannot be read, is not a file, folder or symlink, or the copy
+            would pass a limit.
+    ``target`` exists and is empty.
+    """
+    budget = MAX_FOLDER_BYTES
+    count = 0
+    try:
+        for path, info in folder_entries(source):
+            count += 1
+            if count > MAX_FILES:
+                raise RegistryError(f"{source} has more than {MAX_FILES} files")
+            name = path.relative_to(source)
+            destination = target / name
+            if stat.S_ISDIR(info.st_mode):
+                destination.mkdir()
+            elif stat.S_ISLNK(info.st_mode):
+                destination.symlink_to(os.readlink(path))
+            elif stat.S_ISREG(info.st_mode):
+                budget -= _copy_file(path, destination, budget)
+            else:
+                raise RegistryError(
+                    f"{name} in {source} is not a file, folder or symlink: it cannot be kept"
+                )
+    except OSError as error:
+        where = error.filename or source
+        raise RegistryError(f"cannot copy {where}: {error.strerror}") from None
+
+
+def _copy_file(path: Path, destination: Path, budget: int) -> int:
+    """Copy one regular file, reading at most ``budget`` bytes of it; returns its size."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(path, flags)
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise RegistryError(f"{path} is not a regular file: it cannot be kept")
+        size = 0
+        with destination.open("xb") as out:
+            while chunk := handle.read(1 << 20):
+                size += len(chunk)
+                if size > budget:
+                    raise RegistryError(
+                        f"{path.parent} grew past {MAX_FOLDER_BYTES // MIB} MiB while it was copied"
+                    )
+                out.write(chunk)
+        os.chmod(destination, stat.S_IMODE(info.st_mode))
+    return size
+
+
+def _make_read_only(folder: Path) -> None:
+    for path in sorted(folder.rglob("*"), reverse=True):
         if not path.is_symlink():
             mode = path.stat().st_mode
             path.chmod(mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))

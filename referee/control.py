@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from referee.faults import FaultKind
 
 MAX_MS = 2**32 - 1
+"""The protocol's limit of any time (a ``uint32`` of milliseconds): the bounds below keep a
+decision's whole time (move time, bank and grace together) and the start-up budget within it."""
+SANE_MS: Final = {
+    "move_time_ms": (10, 600_000),
+    "grace_ms": (0, 60_000),
+    "time_bank_ms": (0, 24 * 3_600_000),
+    "startup_ms": (100, 600_000),
+}
+"""The bounds of each time limit: below them every series would end in timeouts (a zero move
+time made every series a double forfeit), above them a stuck bot holds a match for hours."""
 """Times travel to bots as unsigned 32-bit milliseconds."""
 
 
@@ -30,14 +40,17 @@ class TimeControl:
 
     def __post_init__(self) -> None:
         for name in ("move_time_ms", "grace_ms", "time_bank_ms", "startup_ms"):
-            if getattr(self, name) < 0:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"time control {name} must be a whole number of milliseconds")
+            if value < 0:
                 raise ValueError(f"time control {name} cannot be negative")
-        if max(self.move_time_ms + self.time_bank_ms + self.grace_ms, self.startup_ms) > MAX_MS:
-            raise ValueError(
-                "time control: a decision's time (move time, bank and grace together) and the "
-                f"start-up budget must each stay within {MAX_MS} ms (about 49 days), the "
-                "protocol's limit"
-            )
+        for name, (low, high) in SANE_MS.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(
+                    f"time control {name} = {value}: must be between {low} and {high} ms"
+                )
 
     def limit_ms(self, bank_left_ms: float) -> float:
         """The most a decision may take, grace included."""

@@ -10,7 +10,6 @@ import typer
 
 from protocol.template import create_bot_folder
 from referee.conformance import CheckReport, NoBotFolder, check_bot, require_folder
-from referee.control import TimeControl
 from tournaments.cli import render
 from tournaments.cli.common import (
     MoveTime,
@@ -18,11 +17,13 @@ from tournaments.cli.common import (
     bot_app,
     console,
     fail,
+    move_time_control,
     open_arena,
     open_sandbox,
     said,
 )
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
+from tournaments.store import MatchState, Store
 
 
 @bot_app.command("new")
@@ -52,7 +53,7 @@ def bot_check(
     except NoBotFolder as error:
         raise fail(str(error)) from None
     sandbox = open_sandbox(strict)
-    control = TimeControl(move_time_ms=int(move_time * 1000))
+    control = move_time_control(move_time)
     report = trio.run(
         lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
     )
@@ -107,6 +108,19 @@ def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")])
         console.print(f"{key:12} {said(value)}")
 
 
+def _leagues_needing(store: Store, ident: str) -> list[str]:
+    """The leagues with a match of ``ident`` not yet played (pending, running or failed)."""
+    return [
+        league
+        for league in store.leagues()
+        if any(
+            ident in (match.seat0, match.seat1)
+            for match in store.matches(league)
+            if match.state is not MatchState.DONE
+        )
+    ]
+
+
 @bot_app.command("remove")
 def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.")]) -> None:
     """Take a bot version out of the registry (its results and logs stay)."""
@@ -114,6 +128,12 @@ def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.
     name, version = parse_spec(spec)
     if version is None:
         raise fail("name the version to remove: NAME@VERSION")
+    waiting = _leagues_needing(store, f"{name}@{version}")
+    if waiting:
+        raise fail(
+            f"{spec} still has matches to play in league(s) {', '.join(waiting)}: finish them "
+            "(gin league run NAME) before removing it"
+        )
     if not store.remove_bot(name, version):
         raise fail(f"no submitted bot {spec}")
     console.print(f"removed {said(spec)}")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from referee.bot_text import shown
+from referee.control import SANE_MS, TimeControl
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
@@ -34,6 +35,16 @@ Strict = Annotated[
     bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
 ]
 MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the time bank).")]
+
+
+def move_time_control(move_time: float) -> TimeControl:
+    """The time control of ``--move-time`` (seconds), or a one-line error out of bounds."""
+    low, high = (limit / 1000 for limit in SANE_MS["move_time_ms"])
+    if not low <= move_time <= high:
+        raise fail(f"--move-time {move_time:g}: must be between {low:g} and {high:g} seconds")
+    return TimeControl(move_time_ms=round(move_time * 1000))
+
+
 PinCpus = Annotated[
     bool,
     typer.Option(

@@ -33,14 +33,29 @@ def demo_bots() -> list[Path]:
     return folders
 
 
+class DemoHomeError(ValueError):
+    """A ``--home`` the demo may not empty."""
+
+
 def prepare_demo(
     home: Path, series_per_pairing: int, seed: int
 ) -> tuple[Arena, Store, LeagueConfig]:
     """A fresh home with the sample bots submitted and the demo league created.
 
     The sample bots are trusted, so their conformance check is skipped here
-    (``gin bot submit`` runs it).
+    (``gin bot submit`` runs it). Only a new folder, an empty one or an arena home (one that
+    holds an ``arena.sqlite``) is emptied: a wrong ``--home`` never deletes anything else.
+
+    Raises:
+        DemoHomeError: ``home`` is a file, or a folder that is not an arena home.
     """
+    if home.is_symlink() or (home.exists() and not home.is_dir()):
+        raise DemoHomeError(f"--home {home} is not a folder: give a new or empty folder")
+    if home.exists() and any(home.iterdir()) and not (home / "arena.sqlite").is_file():
+        raise DemoHomeError(
+            f"--home {home} holds files and no arena.sqlite: the demo empties its home, so "
+            "give a new or empty folder"
+        )
     if home.exists():
         shutil.rmtree(home)
     arena = Arena(home)

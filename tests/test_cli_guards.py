@@ -1,0 +1,75 @@
+"""Commands that must refuse, in one line, what would lose data or leave a league stuck
+(issue 17): removing a bot a league still needs, a demo home that is not one, a move time out of
+bounds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+from typer.testing import CliRunner
+
+from tournaments.cli.app import app
+from tournaments.league import LeagueConfig, create_league
+from tournaments.registry import Arena, submit
+from tournaments.store import MatchState
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+runner = CliRunner()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    place = tmp_path / "home"
+    monkeypatch.setenv("GIN_HOME", str(place))
+    return place
+
+
+def one_line_error(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    assert "Traceback" not in output
+    return lines[0]
+
+
+def test_a_bot_a_league_still_needs_cannot_be_removed(home: Path) -> None:
+    arena = Arena(home)
+    store = arena.open_store()
+    for name in ("random", "greedy"):
+        trio.run(submit, arena, store, SAMPLES / name, None)
+    create_league(store, LeagueConfig("spring", 1, ("random", "greedy")))
+    result = runner.invoke(app, ["bot", "remove", "random@1.0.0"])
+    assert result.exit_code == 2
+    line = one_line_error(result.output)
+    assert line.startswith("error: random@1.0.0 still has matches to play in league(s) spring")
+    assert store.bot("random", "1.0.0") is not None
+    for match in store.matches("spring"):
+        store.mark(match.match_id, MatchState.DONE)
+    result = runner.invoke(app, ["bot", "remove", "random@1.0.0"])
+    assert result.exit_code == 0, result.output
+    assert store.bot("random", "1.0.0") is None
+
+
+@pytest.mark.parametrize("kind", ["file", "folder"])
+def test_the_demo_never_empties_a_home_that_is_not_one(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "precious"
+    if kind == "file":
+        target.write_text("keep me")
+    else:
+        target.mkdir()
+        (target / "thesis.tex").write_text("keep me")
+    result = runner.invoke(app, ["league", "demo", "--home", str(target)])
+    assert result.exit_code == 2
+    assert one_line_error(result.output).startswith(f"error: --home {target}")
+    assert (target.read_text() if kind == "file" else (target / "thesis.tex").read_text()) == (
+        "keep me"
+    )
+
+
+@pytest.mark.parametrize("seconds", ["0", "0.001", "601", "-1"])
+def test_a_move_time_out_of_bounds_is_one_line(tmp_path: Path, seconds: str) -> None:
+    result = runner.invoke(app, ["bot", "check", str(SAMPLES / "random"), "--move-time", seconds])
+    assert result.exit_code == 2
+    line = one_line_error(result.output)
+    assert line.endswith("must be between 0.01 and 600 seconds")

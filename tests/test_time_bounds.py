@@ -1,0 +1,43 @@
+"""Time controls stay within sane bounds (issue 17): a zero move time made every series of a
+league a double forfeit, and an hour-long move time lets a stuck bot hold a match for hours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from referee.control import MAX_MS, SANE_MS, TimeControl
+from tournaments.league import LeagueConfig, LeagueError
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"move_time_ms": 0}, "move_time_ms = 0: must be between 10 and 600000 ms"),
+        ({"move_time_ms": 600_001}, "move_time_ms = 600001: must be between 10 and 600000 ms"),
+        ({"startup_ms": 0}, "startup_ms = 0: must be between 100 and 600000 ms"),
+        ({"grace_ms": 60_001}, "grace_ms = 60001: must be between 0 and 60000 ms"),
+        ({"time_bank_ms": 24 * 3_600_000 + 1}, "time_bank_ms = 86400001"),
+        ({"move_time_ms": 1.5}, "move_time_ms must be a whole number of milliseconds"),
+        ({"move_time_ms": True}, "move_time_ms must be a whole number of milliseconds"),
+    ],
+)
+def test_a_time_control_out_of_bounds_is_refused(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TimeControl(**settings)
+
+
+def test_the_bounds_keep_every_time_within_the_protocols_limit() -> None:
+    decision = sum(SANE_MS[name][1] for name in ("move_time_ms", "time_bank_ms", "grace_ms"))
+    assert max(decision, SANE_MS["startup_ms"][1]) <= MAX_MS
+    TimeControl(**{name: high for name, (_, high) in SANE_MS.items()})  # the edge is allowed
+    TimeControl(**{name: low for name, (low, _) in SANE_MS.items()})
+
+
+def test_a_league_with_a_zero_move_time_is_refused_with_every_other_problem() -> None:
+    with pytest.raises(LeagueError) as caught:
+        LeagueConfig.from_dict({"name": "z", "bots": ["a"], "time_control": {"move_time_ms": 0}})
+    text = str(caught.value)
+    assert "[time_control]: time control move_time_ms = 0: must be between 10" in text
+    assert "bots must name at least two different bots" in text

@@ -9,6 +9,7 @@ import random
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -230,3 +231,32 @@ def test_a_log_in_the_home_is_stored_relative_to_it(tmp_path: Path) -> None:
     assert logs == [Arena(moved).logs_dir("t") / f"{match_id}.jsonl" for match_id in ids]
     assert all(log.is_file() for log in logs)
     store.close()
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "args"),
+    [("bots", "author", ("bot", "list")), ("results", "summary", ("league", "standings", "t"))],
+)
+def test_text_that_is_not_utf8_in_a_row_is_one_line(
+    damaged: Path, table: str, column: str, args: tuple[str, ...]
+) -> None:
+    """Damage found only when a row is read, long after the store was opened, from the real
+    ``gin`` entry point: one line, whichever command met it."""
+    with contextlib.closing(sqlite3.connect(damaged / "arena.sqlite")) as db:
+        if table == "bots":
+            db.execute("INSERT INTO bots VALUES ('x', '1', 'h', '/x', '', '', 0, 0)")
+        db.execute(f"UPDATE {table} SET {column} = CAST(x'ff41' AS TEXT)")
+        db.commit()
+    run = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli.entry", *args],
+        env={**os.environ, "GIN_HOME": str(damaged), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    said = (run.stdout + run.stderr).strip()
+    assert run.returncode == 2, said
+    assert "\n" not in said
+    assert said.startswith("error: the store's text cannot be read (b'\\xffA' is not UTF-8); ")
+    assert said.endswith("restore the store from a backup")

@@ -245,6 +245,7 @@ class Store:
         """Check the file (``quick_check``: a few ms for thousands of results) and its schema
         version, then create or migrate the tables."""
         self.db.row_factory = sqlite3.Row
+        self.db.text_factory = _text
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
@@ -665,6 +666,18 @@ def _damaged(path: Path, why: str) -> StoreUnusable:
         f"the store {path} is damaged ({why}): restore it from a backup, or move it aside to "
         "start an empty store",
     )
+
+
+def _text(data: bytes) -> str:
+    """A text column's value; text that is not UTF-8 (written by other code) is a damaged row.
+
+    Raises:
+        StoreDamaged: the text is not UTF-8.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StoreDamaged("text", f"{data[:40]!r} is not UTF-8") from None
 
 
 def _state(row: sqlite3.Row) -> MatchState:

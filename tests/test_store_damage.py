@@ -14,11 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 from typer.testing import CliRunner, Result
 
+from referee.local import code_hash
 from tests.test_league import golden_league, old_summary, store_old_row
 from tournaments.cli.app import app
-from tournaments.registry import Arena
+from tournaments.registry import Arena, submit
 from tournaments.store import SCHEMA_VERSION, ResultRow, Store
 
 
@@ -260,3 +262,29 @@ def test_text_that_is_not_utf8_in_a_row_is_one_line(
     assert "\n" not in said
     assert said.startswith("error: the store's text cannot be read (b'\\xffA' is not UTF-8); ")
     assert said.endswith("restore the store from a backup")
+
+
+def test_a_moved_home_keeps_its_bots(tmp_path: Path) -> None:
+    """A bot's copy is kept relative to the home, so pending matches still find it after the
+    home moves; a row an older arena wrote with an absolute path is found in the new home."""
+    old_home = tmp_path / "old"
+    arena = Arena(old_home)
+    store = arena.open_store()
+    samples = Path(__file__).resolve().parent.parent / "sample_bots"
+    for name in ("random", "greedy"):
+        trio.run(submit, arena, store, samples / name, None)
+    kept = store.bot("greedy")
+    assert kept is not None
+    with contextlib.closing(sqlite3.connect(arena.store_path)) as db:
+        db.execute("UPDATE bots SET path = ? WHERE name = 'greedy'", (str(kept.path),))
+        db.commit()  # as an older arena kept it: absolute
+    store.close()
+    new_home = tmp_path / "new"
+    old_home.rename(new_home)
+    moved = Arena(new_home).open_store()
+    for name in ("random", "greedy"):
+        row = moved.bot(name)
+        assert row is not None
+        assert row.path.is_dir()
+        assert row.path.is_relative_to(new_home)
+        assert code_hash(row.path) == row.hash

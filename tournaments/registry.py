@@ -29,7 +29,7 @@ from protocol.manifest import (
 )
 from referee.conformance import CheckReport
 from referee.local import code_hash
-from tournaments.store import LOGS_DIR, BotRow, Store
+from tournaments.store import BOTS_DIR, LOGS_DIR, BotRow, Store
 
 DEFAULT_HOME: Final = ".gin"
 HOME_ENV: Final = "GIN_HOME"
@@ -70,7 +70,7 @@ class Arena:
     @property
     def bots_dir(self) -> Path:
         """The registry's copies."""
-        return self.home / "bots"
+        return self.home / BOTS_DIR
 
     def logs_dir(self, league: str) -> Path:
         """A league's match logs."""

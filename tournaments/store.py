@@ -10,6 +10,7 @@ JSON in the ``summary`` column, written by :meth:`ResultRow.stored_summary` and 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import json
 import os
@@ -30,6 +31,7 @@ SCHEMA_VERSION: Final = 1
 """The newest store layout this code reads and writes (the ``schema`` row of ``meta``)."""
 SECRET_BYTES: Final = 32
 LOGS_DIR: Final = "logs"
+BOTS_DIR: Final = "bots"
 """Where the arena home keeps match logs: ``<home>/logs/<league>/<match>.jsonl``."""
 DAMAGED: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 """SQLite's primary result codes for a file that is not (or no longer) a sound database."""
@@ -86,6 +88,7 @@ class StoreDamaged(ValueError):  # noqa: N818 - named for what is so, as LeagueB
     def __init__(self, what: str, why: str) -> None:
         super().__init__(f"the store's {what} cannot be read ({why})")
         self.what = what
+        self.why = why
 
 
 class StoreUnusable(ValueError):  # noqa: N818 - named for what is so, as StoreDamaged
@@ -324,7 +327,7 @@ class Store:
                     row.name,
                     row.version,
                     row.hash,
-                    str(row.path),
+                    self._stored_log(str(row.path)),
                     row.author,
                     row.description,
                     row.submitted_at,
@@ -339,7 +342,7 @@ class Store:
                 "SELECT * FROM bots WHERE name = ? AND version = ? ORDER BY removed, rowid DESC",
                 (name, version),
             ).fetchone()
-            return None if found is None else _bot(found)
+            return None if found is None else self._found_bot(found)
         if version is None:
             found = self.db.execute(
                 "SELECT * FROM bots WHERE name = ? AND removed = 0"
@@ -351,14 +354,14 @@ class Store:
                 "SELECT * FROM bots WHERE name = ? AND version = ? AND removed = 0",
                 (name, version),
             ).fetchone()
-        return None if found is None else _bot(found)
+        return None if found is None else self._found_bot(found)
 
     def bots(self) -> list[BotRow]:
         """Every bot not removed, by name then submission time."""
         rows = self.db.execute(
             "SELECT * FROM bots WHERE removed = 0 ORDER BY name, submitted_at"
         ).fetchall()
-        return [_bot(row) for row in rows]
+        return [self._found_bot(row) for row in rows]
 
     def remove_bot(self, name: str, version: str) -> bool:
         """Mark a bot removed (its files and results stay); False if there was none."""
@@ -380,8 +383,8 @@ class Store:
         """
         try:
             found = self.db.execute("SELECT config FROM leagues WHERE name = ?", (name,)).fetchone()
-        except sqlite3.OperationalError as error:  # not UTF-8
-            raise StoreDamaged(f"definition of league {name!r}", str(error)) from None
+        except StoreDamaged as error:  # not UTF-8
+            raise StoreDamaged(f"definition of league {name!r}", error.why) from None
         return None if found is None else str(found["config"])
 
     def league_secret(self, name: str) -> bytes | None:
@@ -591,6 +594,19 @@ class Store:
             if where.is_relative_to(home):
                 return where.relative_to(home).as_posix()
         return log
+
+    def _found_bot(self, row: sqlite3.Row) -> BotRow:
+        """A bot row, its copy's folder found as :meth:`_found_log` finds a log: kept relative to
+        the home (so a moved home keeps its bots); a path an older arena wrote absolute, of a
+        home moved since, is looked for in this home's registry by its folder's name."""
+        bot = _bot(row)
+        path = bot.path
+        if not path.is_absolute():
+            return dataclasses.replace(bot, path=self.home / path)
+        own = self.home / BOTS_DIR / bot.name / path.name
+        if not path.is_dir() and own.is_dir():
+            return dataclasses.replace(bot, path=own)
+        return bot
 
     def _found_log(self, stored: str, league: str) -> str:
         """Where a stored log path is now: in the home (a relative path); else at the league's

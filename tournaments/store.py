@@ -602,8 +602,8 @@ class Store:
         bot = _bot(row)
         path = bot.path
         if not path.is_absolute():
-            return dataclasses.replace(bot, path=self.home / path)
-        own = self.home / BOTS_DIR / bot.name / path.name
+            return dataclasses.replace(bot, path=Path(os.path.abspath(self.home / path)))
+        own = Path(os.path.abspath(self.home / BOTS_DIR / bot.name / path.name))
         if not path.is_dir() and own.is_dir():
             return dataclasses.replace(bot, path=own)
         return bot

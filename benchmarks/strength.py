@@ -3,9 +3,10 @@
     python -m benchmarks.strength [--pairs N] [--jobs J] [--seed S] [--json FILE]
 
 For each pair index ``i`` a series seed is derived from the base seed, and the two policies play
-that series twice: ``play_series(A, B, seed)`` and ``play_series(B, A, seed)``. Both series deal
-the same decks hand by hand (a deck depends only on the seed and the hand number), so each
-policy gets to play the cards the other had; luck of the deal largely cancels within a pair.
+that series twice: ``play_series(A, B, seed)`` and ``play_series(B, A, seed)``. Both series shuffle
+the same decks hand by hand (a shuffle depends only on the seed and the hand number) and deal them
+by seat, so in every hand both series reach each policy holds the cards the other held in the
+other series, whoever deals; ``benchmarks.duplicate_variance`` measures how much luck that cancels.
 Every series gets fresh policy instances (a policy may keep per-series state).
 
 Matchups: ``strong`` against ``greedy`` (the target: a series win rate whose 95% lower bound is

@@ -552,6 +552,7 @@ class Welcome(_message.Message):
     OPPONENT_NAME_FIELD_NUMBER: _builtins.int
     OPPONENT_VERSION_FIELD_NUMBER: _builtins.int
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    BOT_SEED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """Your seat for the whole series: 0 or 1."""
     protocol_version: _builtins.int
@@ -562,6 +563,14 @@ class Welcome(_message.Message):
     """The opponent's version, as in its manifest."""
     match_id: _builtins.str
     """An identifier of this series (for the bot's own logs); it tells nothing of the deals."""
+    bot_seed: _builtins.int
+    """A seed for your own random choices in this series. Seed your random generator with it (not
+    with the clock or the OS) and a league run again with the same secret replays every hand.
+    It is the same for the same league secret, match and seat, and differs between the seats
+    and between matches. It is a keyed hash of the league's secret made apart from the deal's
+    seed, so it tells nothing of the decks. 0: the referee gave none (an older referee, or a
+    match played without one); choose your own seed then.
+    """
     @_builtins.property
     def rules(self) -> Global___RuleParams:
         """The rules of this series."""
@@ -580,10 +589,11 @@ class Welcome(_message.Message):
         opponent_name: _builtins.str = ...,
         opponent_version: _builtins.str = ...,
         match_id: _builtins.str = ...,
+        bot_seed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "opponent_name", b"opponent_name", "opponent_version", b"opponent_version", "protocol_version", b"protocol_version", "rules", b"rules", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_seed", b"bot_seed", "match_id", b"match_id", "opponent_name", b"opponent_name", "opponent_version", b"opponent_version", "protocol_version", b"protocol_version", "rules", b"rules", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

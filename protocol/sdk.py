@@ -3,7 +3,9 @@
 ``run()`` reads ``GIN_REFEREE`` (the address) and ``GIN_TOKEN`` (the one-time secret) from the
 environment, opens one ``Play`` stream, says hello, answers every decision request with the
 action ``decide`` returns (echoing the request id), passes events to the callbacks, and returns
-on goodbye or when the referee closes the stream.
+on goodbye or when the referee closes the stream. Before the first callback it seeds the bot's
+generator, :attr:`Bot.rng`, with the Welcome's ``bot_seed``: a bot that draws its random choices
+from it plays the same series again when a league is run again with the same secret.
 
 The callbacks see rules types, not messages: an :class:`~referee.rules.Observation` and the
 legal actions in, an :class:`~referee.rules.Action` out, so the same bot class plays in-process
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import os
 import queue
+import random
 import sys
 import tomllib
 import traceback
@@ -56,7 +59,7 @@ class SdkError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class SeriesInfo:
-    """What the Welcome says: the bot's seat, the rules, the clock and the opponent."""
+    """What the Welcome says: the bot's seat, the rules, the clock, the opponent and the seed."""
 
     seat: int
     params: RuleParams
@@ -65,6 +68,9 @@ class SeriesInfo:
     opponent_name: str
     opponent_version: str
     match_id: str
+    bot_seed: int = 0
+    """The seed for the bot's own random choices in this series (0: the referee gave none); the
+    SDK seeds :attr:`Bot.rng` with it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +121,31 @@ class Bot:
     """Ask the referee for the opponent's actions inside the next decision request (one message
     per decision instead of two). The callbacks are called exactly as without it; there is no
     reason to turn it off but to test that."""
+    seed: int = 0
+    """The seed :attr:`rng` was last seeded with (:meth:`seed_random`); 0: none yet, the
+    generator seeds itself from the OS."""
+    _rng: random.Random | None = None
+
+    @property
+    def rng(self) -> random.Random:
+        """The generator for every random choice the bot makes. :meth:`run` seeds it with the
+        Welcome's ``bot_seed`` before ``on_series_start``, so a league run again with the same
+        secret replays every hand; the random module's own generator, or one seeded from the OS
+        or the clock, would not. Until a seed comes (in process, or from a referee that gives
+        none) it is seeded from the OS."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
+
+    @rng.setter
+    def rng(self, generator: random.Random) -> None:
+        self._rng = generator
+
+    def seed_random(self, seed: int) -> None:
+        """Seed :attr:`rng` with ``seed`` (and set :attr:`seed`): what :meth:`run` does with the
+        Welcome's seed; call it to replay a series in process."""
+        self.seed = seed
+        self._rng = random.Random(seed)
 
     def on_series_start(self, info: SeriesInfo) -> None:
         """Called once with the Welcome."""
@@ -264,7 +295,10 @@ class Session:
             opponent_name=welcome.opponent_name,
             opponent_version=welcome.opponent_version,
             match_id=welcome.match_id,
+            bot_seed=welcome.bot_seed,
         )
+        if welcome.bot_seed:  # 0: none given; the generator stays as it is
+            self.bot.seed_random(welcome.bot_seed)
         self._call("on_series_start", 0, self.bot.on_series_start, self.info)
 
     def _request(self, request: pb.DecisionRequest) -> None:

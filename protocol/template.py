@@ -21,6 +21,10 @@ BOT: Final = Template('''\
 
 The referee starts this file with GIN_REFEREE and GIN_TOKEN set; Bot.run() does the talking.
 decide() gets what this seat sees (an Observation) and the legal actions, and returns one.
+
+Draw any random choice from self.rng (e.g. self.rng.choice(legal)): the SDK seeds it with the
+referee's seed for each series, so a league run again with the same secret replays every hand.
+The random module's own functions, or a generator seeded from the clock or the OS, would not.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from referee.matchlog import (
     NullLog,
     action_to_dict,
     hand_salt,
+    log_dealing,
     seed_commitment,
 )
 from referee.rules import (
@@ -90,6 +91,10 @@ class MatchConfig:
     ``referee.sandbox.CpuPlacement``); ``None``: no placement."""
     salt: bytes = field(default_factory=lambda: secrets.token_bytes(SALT_BYTES), repr=False)
     """Salts the seed and deck commitments; revealed in the result record only."""
+    bot_seeds: tuple[int, int] | None = None
+    """Each seat's own seed for its random choices, sent in its Welcome and written in the log's
+    header (leagues and ``gin play`` derive them apart from the deal: ``tournaments.bot_seeds``);
+    ``None``: none given (the Welcome says 0)."""
 
 
 @dataclass(slots=True)
@@ -174,7 +179,7 @@ class Match:
         self.seats = seats
         self.config = config
         self.log = log
-        self.series = SeriesState(config.seed, config.params)
+        self.series = SeriesState(config.seed, config.params, log_dealing(LOG_FORMAT))
         self.books = (
             SeatBook.start(config.time_control),
             SeatBook.start(config.time_control),
@@ -250,6 +255,7 @@ class Match:
             self.startup_faults.append(_with_seat(error.fault, index))
 
     async def _welcome_all(self) -> None:
+        seeds = self.config.bot_seeds or (0, 0)
         for index in (0, 1):
             opponent = self.identities[1 - index]
             assert opponent is not None
@@ -260,6 +266,7 @@ class Match:
                     self.config.time_control,
                     opponent,
                     self.config.match_id,
+                    seeds[index],
                 )
             )
 
@@ -277,6 +284,7 @@ class Match:
             sandbox=list(self.config.sandbox),
             cpus=_cpus_dict(self.config.cpus),
             seats=[_identity_dict(identity) for identity in self.identities],
+            **_bot_seeds_dict(self.config.bot_seeds),
         )
 
     # --- the log -------------------------------------------------------------------------------
@@ -567,6 +575,12 @@ def _cpus_dict(
     cpus: tuple[tuple[int, ...], tuple[int, ...]] | None,
 ) -> dict[str, list[int]] | None:
     return None if cpus is None else {"referee": list(cpus[0]), "bots": list(cpus[1])}
+
+
+def _bot_seeds_dict(seeds: tuple[int, int] | None) -> dict[str, list[int]]:
+    """The header's ``bot_seeds`` field, left out when no seeds were given (as in logs written
+    before bots had seeds)."""
+    return {} if seeds is None else {"bot_seeds": list(seeds)}
 
 
 def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:

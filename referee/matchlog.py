@@ -25,6 +25,7 @@ from referee.rules import (
     TAKE_UPCARD,
     Action,
     Card,
+    Dealing,
     Discard,
     DrawDiscard,
     DrawStock,
@@ -124,10 +125,22 @@ def _action_line(fields: dict[str, Any]) -> str | None:
 
 _TEMPLATES: Final = {"request": _request_line, "action": _action_line}
 
-LOG_FORMAT: Final = 2
-"""Version of the record layout; a reader refuses versions it does not know. Format 2 salts the
-seed and deck commitments (the salts are revealed with the decks and in the result); format 1
-committed to them unsalted, so a seat could test guesses of the seed against them."""
+LOG_FORMAT: Final = 3
+"""Version of the record layout; a reader refuses versions it does not know. Format 3 deals by
+seat (:attr:`Dealing.BY_SEAT`: a seat receives the same positions of the shuffle whoever deals);
+formats 1 and 2 dealt by dealer. Format 2 salts the seed and deck commitments (the salts are
+revealed with the decks and in the result); format 1 committed to them unsalted, so a seat could
+test guesses of the seed against them."""
+
+
+def log_dealing(version: int) -> Dealing:
+    """The dealing rule a log of format ``version`` was dealt under (its decks are rebuilt and
+    checked by it).
+
+    >>> log_dealing(LOG_FORMAT).value, log_dealing(2).value, log_dealing(1).value
+    ('by_seat', 'by_dealer', 'by_dealer')
+    """
+    return Dealing.BY_DEALER if version < 3 else Dealing.BY_SEAT
 
 
 SALT_BYTES: Final = 16

@@ -43,6 +43,8 @@ class Welcome:
     time_control: TimeControl
     opponent: BotIdentity
     match_id: str
+    bot_seed: int = 0
+    """The seat's own seed for its random choices (0: none given)."""
 
 
 @dataclass(frozen=True, slots=True)

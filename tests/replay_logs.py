@@ -62,15 +62,16 @@ def write_log(
 
 
 GOLDEN_SALT = bytes(range(16))
-"""The match salt of the format-2 golden log (a real match draws its salt at random)."""
+"""The match salt of the golden logs from format 2 on (a real match draws its salt at random)."""
 
 
 def play_golden_strikes(path: Path) -> Path:
-    """The recipe of ``golden/format2-strikes.jsonl``: seed 12, seat 0 plays greedy but answers
-    its 3rd and 40th discards with a card it does not hold (two strikes, the referee's safe
-    action instead), seat 1 plays patiently; knocks, undercuts and a hand drawn at the stock's
-    end. Regenerate with ``python -c 'from tests.replay_logs import *;
-    play_golden_strikes(Path("tests/golden/format2-strikes.jsonl"))'`` after removing it."""
+    """The recipe of ``golden/format3-strikes.jsonl`` (the format-2 golden, kept as it was, was
+    made by it under the old dealing): seed 12, seat 0 plays greedy but answers its 3rd and 40th
+    discards with a card it does not hold (two strikes, the referee's safe action instead), seat
+    1 plays patiently; knocks and undercuts. Regenerate with ``python -c 'from tests.replay_logs
+    import *; play_golden_strikes(Path("tests/golden/format3-strikes.jsonl"))'`` after removing
+    it."""
     from referee.rules import patient_policy  # noqa: PLC0415 - only this recipe needs it
 
     seats = (
@@ -101,7 +102,7 @@ class Thinks(InProcessSeat):
 
 
 BANK_CONTROL = TimeControl(move_time_ms=100, grace_ms=10, time_bank_ms=200, startup_ms=1000)
-"""The time control of ``golden/format2-bank.jsonl``."""
+"""The time control of the ``golden/format2-bank.jsonl`` and ``format3-bank.jsonl`` logs."""
 
 
 def play_golden_bank(path: Path) -> Path:
@@ -111,7 +112,8 @@ def play_golden_bank(path: Path) -> Path:
     (a strike, the referee's safe action) and its 30 ms over take the last 20 of the bank. From
     then on the limit is 110 ms, and each decision times out until the third strike forfeits.
     Regenerate with ``python -c 'from tests.replay_logs import *;
-    play_golden_bank(Path("tests/golden/format2-bank.jsonl"))'`` after removing it."""
+    play_golden_bank(Path("tests/golden/format3-bank.jsonl"))'`` after removing it (the
+    format-2 golden is kept as it was)."""
     seats = (
         Thinks(greedy_policy, 0.16, "north", "1.0"),
         InProcessSeat(greedy_policy, "south", "2.0"),

@@ -86,7 +86,7 @@ def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path) -> None:
     done = store.counts("dup").get(MatchState.DONE, 0)
     assert 0 < done < 40
     for match in store.matches("dup", MatchState.PENDING)[:3]:
-        store.mark_running(match.match_id)  # as a runner killed outright leaves them
+        assert store.claim(match.match_id)  # as a runner killed outright leaves them
     second = fake_for()
     run(arena, store, config, second)
     assert overlaps(store, first) == overlaps(store, second) == []

@@ -36,7 +36,7 @@ from tournaments.league import (
 from tournaments.registry import Arena, RegistryError, submit
 from tournaments.restat import RestatReport, restat
 from tournaments.runner import LeagueBusy, LeagueRunner
-from tournaments.standings import compute, los
+from tournaments.standings import compute
 from tournaments.stats import HandStats
 from tournaments.store import MatchState, ResultRow, Store
 
@@ -185,7 +185,7 @@ def test_a_result_counts_once(tmp_path: Path) -> None:
     assert not store.record_result(row)
     assert len(store.results("t")) == 1
     assert store.counts("t") == {"done": 1, "pending": 1}
-    store.mark_running(rows[1].match_id)
+    assert store.claim(rows[1].match_id)
     assert store.reset_running("t") == 1
     assert store.counts("t") == {"done": 1, "pending": 1}
     store.mark(rows[1].match_id, MatchState.FAILED, "worker failed")
@@ -378,13 +378,23 @@ def test_standings_from_known_results() -> None:
     assert a.gins == 1  # as seat 1 in m1
     assert a.mean_ms == pytest.approx((2 + 4 + 2) / 3, abs=0.01)
     assert a.worst_ms == 9.0
-    assert a.rating_low < a.rating < a.rating_high
-    assert a.rating > lines["c"].rating
+    # a won every series: its rating is only a lower bound; c drew and lost, so has both ends.
+    assert (a.rating_bound, a.rating_high) == ("lower", None)
+    assert a.rating_low is not None
+    assert a.rating_low < a.rating
+    c = lines["c"]
+    assert c.rating_bound is None
+    assert c.rating_low is not None
+    assert c.rating_high is not None
+    assert c.rating_low < c.rating < c.rating_high
+    assert a.rating > c.rating
     pair = next(p for p in standings.pairwise if (p.bot, p.opponent) == ("a", "b"))
-    assert (pair.series, pair.wins, pair.losses, pair.score) == (2, 2, 0, 1.0)
-    assert pair.los == pytest.approx(los(2, 0), abs=1e-4)
+    assert (pair.series, pair.units, pair.wins, pair.losses, pair.score) == (2, 1, 2, 0, 1.0)
+    assert pair.pentanomial == (0, 0, 0, 0, 1)
+    # One pair: no interval and no LOS (from 4 units up), a won it: a bound, not an estimate.
+    assert (pair.los, pair.elo, pair.elo_bound) == (None, None, "lower")
     # The mirrored pair m0/m1: a scored 100 + 110, b 40 + 30.
-    assert pair.margin == 140
+    assert (pair.margin, pair.margin_low) == (140, None)
     data = standings.to_dict()
     assert json.loads(json.dumps(data))["bots"][0]["bot"] == "a"
     header = standings.to_csv().splitlines()[0].split(",")
@@ -610,7 +620,7 @@ def test_a_second_runner_of_a_league_is_refused_and_touches_nothing(tmp_path: Pa
     rows = schedule(league, ["a@1", "b@1"], KEY)
     store.save_league("busy", StoredLeague(league, ()).to_json(), rows, KEY)
     first = store.matches("busy")[0].match_id
-    store.mark_running(first)  # as the running runner left it
+    assert store.claim(first)  # as the running runner left it
     (arena.home / "locks").mkdir()
     with (arena.home / "locks" / "busy.lock").open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)

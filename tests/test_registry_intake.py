@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import trio
 
-from protocol.manifest import MAX_FILES, ManifestError, load_manifest
+from protocol.manifest import MAX_FILES, Manifest, ManifestError, load_manifest
 from referee.conformance import CheckReport
 from referee.local import code_hash
-from tournaments.registry import Arena, RegistryError, submit
-from tournaments.store import Store
+from tournaments.registry import Arena, Checker, RegistryError, submit
+from tournaments.store import BotRow, Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_bots" / "random"
 
@@ -51,7 +51,7 @@ def arena(tmp_path: Path) -> tuple[Arena, Store]:
     return place, place.open_store()
 
 
-def submitted(place: Arena, store: Store, folder: Path, checker: object = None) -> object:
+def submitted(place: Arena, store: Store, folder: Path, checker: Checker | None = None) -> BotRow:
     return trio.run(submit, place, store, folder, checker)
 
 
@@ -92,19 +92,16 @@ def test_a_pipe_that_appears_after_the_check_is_not_copied(
     """The copy judges every entry again: a pipe made between the check and the copy ends the
     submission with one line, without blocking on the pipe."""
     folder = bot_folder(tmp_path)
-    from tournaments import registry
 
-    checked = registry.load_manifest
-
-    def check_then_add_a_pipe(where: Path | str) -> object:
-        manifest = checked(where)
+    def check_then_add_a_pipe(where: Path | str) -> Manifest:
+        manifest = load_manifest(where)
         if Path(where) == folder:
             os.mkfifo(folder / "late-pipe")
         return manifest
 
-    monkeypatch.setattr(registry, "load_manifest", check_then_add_a_pipe)
+    monkeypatch.setattr("tournaments.registry.load_manifest", check_then_add_a_pipe)
     place, store = arena(tmp_path)
-    with pytest.raises(RegistryError, match="late-pipe .*not a file, folder or symlink"):
+    with pytest.raises(RegistryError, match=r"late-pipe .*not a file, folder or symlink"):
         submitted(place, store, folder)
     assert_registry_clean(place, store)
 
@@ -129,9 +126,9 @@ def test_symlink_loops_are_kept_as_links_and_never_followed(tmp_path: Path) -> N
     load_manifest(folder)
     place, store = arena(tmp_path)
     row = submitted(place, store, folder)
-    kept = row.path  # type: ignore[attr-defined]
+    kept = row.path
     assert {os.readlink(kept / name) for name in ("self", "x", "y", "a")} == {".", "y", "x", "a"}
-    assert code_hash(kept) == row.hash  # type: ignore[attr-defined]
+    assert code_hash(kept) == row.hash
 
 
 def test_a_command_that_is_a_symlink_loop_is_a_problem(tmp_path: Path) -> None:
@@ -246,8 +243,8 @@ def test_a_folder_changed_during_the_check_registers_what_was_copied(tmp_path: P
 
     place, store = arena(tmp_path)
     row = submitted(place, store, folder, checker_that_edits_the_folder)
-    kept = row.path  # type: ignore[attr-defined]
-    assert code_hash(kept) == row.hash  # type: ignore[attr-defined]
+    kept = row.path
+    assert code_hash(kept) == row.hash
     assert (kept / "bot.py").read_text() == (SAMPLE / "bot.py").read_text()
 
 
@@ -271,8 +268,8 @@ def test_a_kept_copy_is_complete_read_only_and_hashes_as_its_row(tmp_path: Path)
     (folder / "sub" / "table.txt").write_text("x")
     place, store = arena(tmp_path)
     row = submitted(place, store, folder)
-    kept = row.path  # type: ignore[attr-defined]
-    assert code_hash(kept) == code_hash(folder) == row.hash  # type: ignore[attr-defined]
+    kept = row.path
+    assert code_hash(kept) == code_hash(folder) == row.hash
     assert not (kept / "sub" / "table.txt").stat().st_mode & 0o222
     assert [p.name for p in kept.parent.iterdir()] == [kept.name]  # no staging left
     again = submitted(place, store, folder)

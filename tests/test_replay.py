@@ -31,6 +31,7 @@ from referee.replay import (
 from referee.rules import (
     CardSet,
     RandomPolicy,
+    dealt_deck,
     deck_commitment,
     greedy_policy,
     patient_policy,
@@ -53,9 +54,15 @@ knocks, undercuts, layoffs and a hand drawn when the stock ran out."""
 SANDBOXED = GOLDEN / "format1-sandboxed.jsonl"
 """Real sandboxed bot processes (greedy vs random, seed 5) with real decision times."""
 STRIKES2 = GOLDEN / "format2-strikes.jsonl"
-"""Today's format (salted commitments): see ``tests.replay_logs.play_golden_strikes``."""
+"""Format 2 (salted commitments, dealt by dealer): ``tests.replay_logs.play_golden_strikes`` as
+the referee played it before format 3."""
 BANK = GOLDEN / "format2-bank.jsonl"
 """A seat that spends its time bank, then times out: see ``tests.replay_logs.play_golden_bank``."""
+STRIKES3 = GOLDEN / "format3-strikes.jsonl"
+"""Today's format (dealt by seat): ``play_golden_strikes`` as the referee plays it now."""
+BANK3 = GOLDEN / "format3-bank.jsonl"
+"""``play_golden_bank`` in today's format (both its hands dealt by seat 1, where the two dealings
+agree: the same records as ``BANK`` but the format)."""
 
 Records = list[dict[str, Any]]
 
@@ -87,8 +94,15 @@ def failed_at(path: Path) -> BadRecord:
 
 @pytest.mark.parametrize(
     "path",
-    [STRIKES, SANDBOXED, STRIKES2, BANK],
-    ids=["strikes", "sandboxed", "format2-strikes", "format2-bank"],
+    [STRIKES, SANDBOXED, STRIKES2, BANK, STRIKES3, BANK3],
+    ids=[
+        "strikes",
+        "sandboxed",
+        "format2-strikes",
+        "format2-bank",
+        "format3-strikes",
+        "format3-bank",
+    ],
 )
 def test_golden_logs_read_and_verify(path: Path) -> None:
     report = verify_log(path)
@@ -104,23 +118,29 @@ def test_golden_logs_read_and_verify(path: Path) -> None:
 def test_the_golden_log_is_written_in_todays_format() -> None:
     # If the writer moves to a new format, keep this golden log (and its reader) and add one
     # for the new version: old logs must stay readable.
-    assert records(STRIKES2)[0]["format"] == LOG_FORMAT
+    assert records(STRIKES3)[0]["format"] == LOG_FORMAT == 3
     assert LOG_FORMAT in known_formats()
-    assert 1 in known_formats()  # the unsalted format-1 logs stay readable
+    assert {1, 2} <= set(known_formats())  # unsalted format 1 and dealt-by-dealer format 2 too
 
 
-def test_the_format2_golden_log_is_what_the_referee_writes(tmp_path: Path) -> None:
-    fresh, golden = records(play_golden_strikes(tmp_path / "g.jsonl")), records(STRIKES2)
+def test_the_format3_golden_log_is_what_the_referee_writes(tmp_path: Path) -> None:
+    fresh, golden = records(play_golden_strikes(tmp_path / "g.jsonl")), records(STRIKES3)
     for line in (fresh[0], golden[0]):
         line.pop("started_at")
-    assert fresh == golden, "the log changed: regenerate the golden (see play_golden_strikes)"
+    assert fresh == golden, (
+        "the log changed: regenerate tests/golden/format3-strikes.jsonl with play_golden_strikes "
+        "(the format-2 golden stays as it is)"
+    )
 
 
 def test_the_bank_golden_log_is_what_the_referee_writes(tmp_path: Path) -> None:
-    fresh, golden = records(play_golden_bank(tmp_path / "b.jsonl")), records(BANK)
+    fresh, golden = records(play_golden_bank(tmp_path / "b.jsonl")), records(BANK3)
     for line in (fresh[0], golden[0]):
         line.pop("started_at")
-    assert fresh == golden, "the log changed: regenerate the golden (see play_golden_bank)"
+    assert fresh == golden, (
+        "the log changed: regenerate tests/golden/format3-bank.jsonl with play_golden_bank "
+        "(the format-2 golden stays as it is)"
+    )
 
 
 def seat0_requests(lines: Records) -> list[int]:
@@ -231,6 +251,48 @@ def test_the_format2_golden_log_is_salted() -> None:
         assert start["commitment"] == deck_commitment(deck, hand_salt(salt, start["hand"]))
 
 
+def test_the_format3_golden_log_is_dealt_by_seat() -> None:
+    lines = records(STRIKES3)
+    seed = lines[-1]["seed"]
+    starts = [line for line in lines if line["type"] == "hand_start"]
+    ends = {line["hand"]: line for line in lines if line["type"] == "hand_end"}
+    assert {start["dealer"] for start in starts} == {0, 1}
+    for start in starts:
+        deck = dealt_deck(seed, start["hand"], start["dealer"])
+        assert [str(card) for card in deck] == ends[start["hand"]]["deck"]
+        shuffle = shuffled_deck(seed, start["hand"])
+        assert (deck == shuffle) == (start["dealer"] == 1)  # seat 0 dealing swaps the pairs
+
+
+def relabelled(path: Path, version: int) -> tuple[Records, int]:
+    """A golden log with its header's format changed; and the index of its first hand dealt by
+    seat 0 (under either dealing seat 1's deal is the shuffle, so it cannot tell them apart)."""
+    lines = records(path)
+    lines[0]["format"] = version
+    start = first(lines, lambda r: r["type"] == "hand_start" and r["dealer"] == 0)
+    return lines, start
+
+
+@pytest.mark.parametrize(
+    ("path", "version", "dealing"),
+    [(STRIKES2, 3, "by seat"), (STRIKES3, 2, "by dealer")],
+    ids=["format3-dealt-by-dealer", "format2-dealt-by-seat"],
+)
+def test_a_log_dealt_by_the_other_formats_rule_fails(
+    tmp_path: Path, path: Path, version: int, dealing: str
+) -> None:
+    """Every commitment holds (the decks are the ones dealt): only the dealing rule of the
+    header's format tells the log is wrong."""
+    lines, start = relabelled(path, version)
+    hand = lines[start]["hand"]
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.line == first(lines, lambda r: r["type"] == "hand_end" and r["hand"] == hand) + 1
+    assert problem.reason == (
+        f"the deck revealed for hand {hand} is not the one the seed deals "
+        f"(format {version} deals {dealing})"
+    )
+
+
 def test_the_golden_log_covers_every_record_and_chooser() -> None:
     lines = records()
     assert {line["type"] for line in lines} == {
@@ -271,6 +333,25 @@ def test_a_forfeit_mid_hand_verifies_with_the_deck_from_the_seed(tmp_path: Path)
     assert lines[-3]["type"] == "request"  # the hand never ended: its deck is not in the log
     report = verify_log(path)
     assert report.ok, report.summary()
+
+
+def test_a_hand_that_never_ended_is_dealt_by_the_formats_rule(tmp_path: Path) -> None:
+    """The deck of the forfeited hand comes from the seed in the result, dealt by the header's
+    format: seed 6's hands 0 and 1 are dealt by seat 1 (both dealings agree), hand 2 by seat 0."""
+    path = play_log(tmp_path / "crash.jsonl", 6, (InProcessSeat(greedy_policy), CrashingSeat(30)))
+    lines = records(path)
+    starts = [line for line in lines if line["type"] == "hand_start"]
+    assert [start["dealer"] for start in starts] == [1, 1, 0]
+    assert lines[-1]["end"] == "forfeit"
+    assert not any(line["type"] == "hand_end" and line["hand"] == 2 for line in lines)
+    assert verify_log(path).ok
+    lines[0]["format"] = 2
+    problem = failed_at(write(tmp_path, lines, "format2.jsonl"))
+    assert problem.line == len(lines)  # the result, whose seed revealed the deck
+    assert problem.reason == (
+        f"the deck revealed for hand 2 does not match its commitment "
+        f"(line {lines.index(starts[2]) + 1})"
+    )
 
 
 # --- hand-made corruptions: each names the first bad record --------------------------------------
@@ -516,7 +597,7 @@ def test_an_unknown_format_version(tmp_path: Path) -> None:
     path = write(tmp_path, lines)
     problem = failed_at(path)
     assert problem.line == 1
-    assert problem.reason == "log format 99 is not known: this gin reads format 1, 2"
+    assert problem.reason == "log format 99 is not known: this gin reads format 1, 2, 3"
     with pytest.raises(LogReadError, match="log format 99 is not known"):
         read_log(path)
 

@@ -27,6 +27,7 @@ from referee.rules import (
     TAKE_UPCARD,
     Action,
     Card,
+    Dealing,
     Discard,
     HandState,
     HollywoodScore,
@@ -35,11 +36,14 @@ from referee.rules import (
     Phase,
     RuleParams,
     best_discards,
+    card_set,
+    dealt_deck,
     knock_layout,
     lay_off,
     min_deadwood,
     parse_cards,
     score_hand,
+    shuffled_deck,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +58,7 @@ KINDS = (
     "score",
     "score-table",
     "hand",
+    "deal",
     "stock-end",
     "sheet",
     "params",
@@ -349,6 +354,31 @@ def parse_action(name: str) -> Action:
         return Discard(Card.parse(card))
     assert verb == "knock", name
     return Knock(Card.parse(card))
+
+
+# --- the deal --------------------------------------------------------------------------------
+
+
+def test_deal_examples() -> None:
+    """Each seat receives its cards whoever deals, and they are the shuffle's positions the book
+    gives them (even to seat 0, odd to seat 1, then the upcard); the older rule of log formats 1
+    and 2 gives the same hands only when seat 1 deals."""
+    checks = args_of("deal")
+    assert checks
+    for args in checks:
+        fields = dict(word.split("=", 1) for word in shlex.split(args))
+        seed, number = int(fields["seed"]), int(fields["hand"])
+        seats = (parse_cards(fields["seat0"]), parse_cards(fields["seat1"]))
+        shuffle = shuffled_deck(seed, number)
+        shown = " ".join(str(card) for card in shuffle[:21])
+        assert f"`{shown}`" in TEXT, f"the book must show the shuffle's first 21 cards: {shown}"
+        assert seats == (card_set(shuffle[0:20:2]), card_set(shuffle[1:20:2])), args
+        for dealer in (0, 1):
+            state = HandState.deal(dealt_deck(seed, number, dealer), dealer)
+            assert state.hands == seats, f"dealer {dealer}: {args}"
+            assert state.discard_pile == (Card.parse(fields["up"]),), args
+            old = HandState.deal(dealt_deck(seed, number, dealer, Dealing.BY_DEALER), dealer)
+            assert (old.hands == seats) == (dealer == 1), args
 
 
 # --- the stock end -----------------------------------------------------------------------------

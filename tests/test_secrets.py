@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from referee.matchlog import hand_salt, stderr_path
 from referee.replay import read_records
-from referee.rules import shuffled_deck
+from referee.rules import dealt_deck
 from tests.hostile_bots import hostile_folder
 from tests.test_hostile import GREEDY
 from tournaments.cli.app import app
@@ -55,7 +55,7 @@ def secrets_of(log: Path, home: Path) -> set[str]:
     values = {str(seed), f"{seed:x}", seed.to_bytes(8, "big").hex(), salt.hex()}
     for record in records:
         if record["type"] == "hand_start":
-            deck = shuffled_deck(seed, record["hand"])
+            deck = dealt_deck(seed, record["hand"], record["dealer"])
             values.add(hashlib.sha256(bytes(deck)).hexdigest())  # the unsalted commitment
             values.add(hand_salt(salt, record["hand"]).hex())
     values.add(Arena(home).open_store().secret("home").hex())

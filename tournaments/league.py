@@ -8,6 +8,7 @@ bots = ["greedy", "strong@1.2.0", "random"]   # NAME (latest) or NAME@VERSION
 series_per_pairing = 4          # even when duplicate is on
 duplicate = true                # mirrored pairs: same decks, seats swapped
 jobs = 2                        # matches at once (gin league run -j overrides)
+candidates = ["strong@1.2.0"]   # optional: a gauntlet (see below)
 
 [time_control]                  # optional; the defaults suit Python bots
 move_time_ms = 1000
@@ -19,14 +20,28 @@ strikes = 3
 [rules]                         # optional; any field of RuleParams
 gin_bonus = 25
 scoring = "hollywood"           # or "plain"
+
+[sprt]                          # optional, two bots and duplicate only: a match (gin match)
+elo0 = 0.0                      # the sequential test on pairs: H0 elo <= elo0, H1 elo >= elo1
+elo1 = 5.0
+alpha = 0.05
+beta = 0.05
 ```
+
+Without ``candidates`` a league is a round robin: every bot plays every other. With
+``candidates`` (some of ``bots``, as written there) it is a gauntlet: every candidate plays every
+other bot (the field); the field does not play itself and candidates do not play each other. At
+least one bot of ``bots`` must be left for the field. ``gin league extend`` adds series to every
+pairing; the file's ``series_per_pairing`` may stay as first written (a smaller count than the
+stored one removes nothing).
 
 Each league has a secret, made when it is created and kept in the store: random, or, when the
 file gives a ``seed``, that seed keyed with the store's own secret (so the same file deals the
 same again in the same ``GIN_HOME``, and a bot that knows the seed still cannot rebuild a deal).
 Only ``public_deals = true`` makes the deals follow from the seed alone. Each series' deal seed
-is a keyed hash of (league secret, pairing, series index), so adding a bot adds matches and
-changes none of the existing ones.
+is a keyed hash of (league secret, pairing, series index), so adding a bot (to a round robin,
+or to either side of a gauntlet) or series (``gin league extend``) adds matches and changes none
+of the existing ones.
 """
 
 from __future__ import annotations
@@ -40,6 +55,7 @@ import re
 import secrets
 import time
 import tomllib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -47,8 +63,11 @@ from typing import Any, Final
 from referee.control import FaultPolicy, TimeControl
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
+from tournaments.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
+MAX_LEAGUE_MATCHES: Final = 250_000
+"""The most matches a league may hold (its store rows, and days of play on one machine)."""
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 KNOWN_KEYS: Final = {
     "name",
@@ -61,6 +80,8 @@ KNOWN_KEYS: Final = {
     "time_control",
     "fault_policy",
     "rules",
+    "candidates",
+    "sprt",
 }
 
 
@@ -84,10 +105,16 @@ class LeagueConfig:
     rules: RuleParams = field(default_factory=RuleParams)
     public_deals: bool = False
     """Deals from the seed alone, rebuildable by anyone (bots too): for published examples."""
+    candidates: tuple[str, ...] = ()
+    """Some of ``bots`` (as written): a gauntlet, each candidate against the rest; empty: a
+    round robin."""
+    sprt: SprtSettings | None = None
+    """The sequential test of a match (two bots, duplicate): the runner stops once it decides."""
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (stored with the league)."""
-        return {
+        """JSON-ready form (stored with the league; a round robin without a test keeps the form
+        it had before gauntlets and tests existed)."""
+        data: dict[str, Any] = {
             "name": self.name,
             "seed": self.seed,
             "bots": list(self.bots),
@@ -99,6 +126,11 @@ class LeagueConfig:
             "rules": self.rules.to_dict(),
             "public_deals": self.public_deals,
         }
+        if self.candidates:
+            data["candidates"] = list(self.candidates)
+        if self.sprt is not None:
+            data["sprt"] = self.sprt.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LeagueConfig:
@@ -138,6 +170,8 @@ class LeagueConfig:
         jobs = data.get("jobs", 2)
         if not isinstance(jobs, int) or jobs < 1:
             problems.append("jobs must be a positive integer")
+        candidates = _candidates(data.get("candidates", []), bots, problems)
+        sprt = _sprt(data.get("sprt"), bots, duplicate, problems)
         parts = _sections(data, problems)
         if problems:
             raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -155,7 +189,42 @@ class LeagueConfig:
             fault_policy,
             rules,
             public,
+            candidates,
+            sprt,
         )
+
+
+def _candidates(given: object, bots: list[str], problems: list[str]) -> tuple[str, ...]:
+    """A gauntlet's candidates, checked against ``bots`` (problems added to ``problems``)."""
+    if not isinstance(given, list) or not all(isinstance(bot, str) for bot in given):
+        problems.append("candidates must be a list of bots named as in bots")
+        return ()
+    strangers = [bot for bot in given if bot not in bots]
+    if strangers:
+        problems.append(f"candidates {', '.join(strangers)} are not among bots (name them there)")
+    if len(set(given)) != len(given):
+        problems.append("candidates must name each bot once")
+    if given and not set(bots) - set(given):
+        problems.append("a gauntlet needs at least one bot of bots that is not a candidate")
+    return tuple(given)
+
+
+def _sprt(
+    given: object, bots: list[str], duplicate: object, problems: list[str]
+) -> SprtSettings | None:
+    """A match's sequential test, checked (problems added to ``problems``)."""
+    if given is None:
+        return None
+    if not isinstance(given, dict):
+        problems.append("[sprt] must be a table of elo0, elo1, alpha, beta")
+        return None
+    if len(bots) != 2 or duplicate is not True:
+        problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")
+    try:
+        return SprtSettings.from_dict(given)
+    except (TypeError, ValueError) as error:
+        problems.append(f"[sprt]: {error}")
+        return None
 
 
 def _sections(
@@ -263,15 +332,38 @@ def play_seed(home_secret: bytes, seed: int) -> int:
     return int.from_bytes(hmac.new(home_secret, message, hashlib.sha256).digest()[:8], "big") >> 1
 
 
-def schedule(config: LeagueConfig, idents: list[str], secret: bytes | None) -> list[MatchRow]:
-    """Every match of a round robin between ``idents`` (resolved ``name@version``).
+def pairings(idents: Collection[str], candidates: Collection[str] = ()) -> list[tuple[str, str]]:
+    """Who plays whom, each pairing in sorted order: a round robin, or with ``candidates`` (some
+    of ``idents``) a gauntlet, each candidate against every other bot and nobody else.
 
-    Each unordered pair plays ``series_per_pairing`` series with seats alternating. With
-    duplicate on, series 2k and 2k+1 share one seed: the same decks, seats swapped. Seeds derive
-    from the league's ``secret`` (``None``: a league from before secrets, by its public seed).
+    >>> pairings(["c", "a", "b"])
+    [('a', 'b'), ('a', 'c'), ('b', 'c')]
+    >>> pairings(["new", "a", "b", "next"], candidates=["new", "next"])
+    [('a', 'new'), ('a', 'next'), ('b', 'new'), ('b', 'next')]
+    """
+    every = itertools.combinations(sorted(idents), 2)
+    if not candidates:
+        return list(every)
+    return [pair for pair in every if (pair[0] in candidates) != (pair[1] in candidates)]
+
+
+def schedule(
+    config: LeagueConfig,
+    idents: list[str],
+    secret: bytes | None,
+    candidates: Collection[str] = (),
+) -> list[MatchRow]:
+    """Every match between ``idents`` (resolved ``name@version``): a round robin, or with
+    ``candidates`` (resolved, some of ``idents``) a gauntlet (see :func:`pairings`).
+
+    Each pairing plays ``series_per_pairing`` series with seats alternating. With duplicate on,
+    series 2k and 2k+1 share one seed: the same decks, seats swapped. Seeds derive from the
+    league's ``secret`` (``None``: a league from before secrets, by its public seed), the
+    pairing and the index alone, so a pairing's first series are the same whatever else the
+    league holds.
     """
     rows = []
-    for first, second in itertools.combinations(sorted(idents), 2):
+    for first, second in pairings(idents, candidates):
         pairing = f"{first}|{second}"
         for index in range(config.series_per_pairing):
             deal = index // 2 if config.duplicate else index
@@ -298,30 +390,117 @@ def schedule(config: LeagueConfig, idents: list[str], secret: bytes | None) -> l
 
 
 def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
-    """Resolve the bots, schedule the round robin, save it; returns (bots, new matches).
+    """Resolve the bots, schedule the league, save it; returns (bots, new matches).
+
+    Again with the same name it adds bots (to a gauntlet's field or its candidates); a
+    ``series_per_pairing`` up to the stored one (grown by :func:`extend_league`) is no change.
 
     Raises:
         LeagueError: a bot is unknown, or an existing league of that name differs in more than
             added bots.
     """
-    try:
-        idents = [resolve(store, spec).ident for spec in config.bots]
-    except RegistryError as error:
-        raise LeagueError(str(error)) from None
+    idents = _resolved(store, config.bots)
     stored = stored_league(store, config.name)
+    if stored is not None:
+        config = _settled(stored, config, idents)
+    return idents, _save(store, StoredLeague(config, tuple(idents)))
+
+
+def _resolved(store: Store, specs: Sequence[str]) -> list[str]:
+    """The ``name@version`` of each bot a league names.
+
+    Raises:
+        LeagueError: listing every bot not submitted, and every bot named twice (a name and its
+            ``name@version``, say: one bot may not play itself).
+    """
+    problems, idents, named = [], [], dict[str, str]()
+    for spec in specs:
+        try:
+            ident = resolve(store, spec).ident
+        except RegistryError as error:
+            problems.append(str(error))
+            continue
+        if ident in named:
+            problems.append(f"{named[ident]} and {spec} are the same bot ({ident}): name it once")
+        named.setdefault(ident, spec)
+        idents.append(ident)
+    if len(problems) == 1:
+        raise LeagueError(problems[0])
+    if problems:
+        raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
+    return idents
+
+
+def _settled(stored: StoredLeague, config: LeagueConfig, idents: list[str]) -> LeagueConfig:
+    """``config`` as an existing league takes it (its stored series count, if not more).
+
+    Raises:
+        LeagueError: it differs from the stored one in more than added bots.
+    """
+    grown = stored.config.series_per_pairing
+    if config.series_per_pairing > grown:
+        raise LeagueError(
+            f"league {config.name} has {grown} series per pairing: add series with "
+            f"gin league extend {config.name} --series N"
+        )
+    config = dataclasses.replace(config, series_per_pairing=grown)
+    before, after = (
+        dataclasses.replace(c, bots=(), candidates=()) for c in (stored.config, config)
+    )
+    old = set(stored.resolved)
+    again = StoredLeague(config, tuple(idents)).candidate_idents() & old
+    if before != after or not old <= set(idents) or again != stored.candidate_idents():
+        raise LeagueError(
+            f"league {config.name} exists with other settings: only adding bots is allowed; "
+            "create a league with a new name"
+        )
+    return config
+
+
+def _save(store: Store, league: StoredLeague) -> int:
+    """Schedule a league and save it (its new matches only); returns how many were new.
+
+    Raises:
+        LeagueError: the league would pass :data:`MAX_LEAGUE_MATCHES`.
+    """
+    config = league.config
+    size = len(pairings(league.resolved, league.candidate_idents())) * config.series_per_pairing
+    if size > MAX_LEAGUE_MATCHES:
+        raise LeagueError(
+            f"league {config.name} would have {size:,} matches; the limit is "
+            f"{MAX_LEAGUE_MATCHES:,}: give fewer series per pairing (a league can grow later with "
+            "gin league extend), or split it"
+        )
     secret = store.league_secret(config.name)
     if secret is None:  # a new league, or one from before secrets: its new matches get one
         secret = league_secret(config, store.secret("home"))
-    if stored is not None:
-        before, after = (dataclasses.replace(c, bots=()) for c in (stored.config, config))
-        if before != after or not set(stored.resolved) <= set(idents):
-            raise LeagueError(
-                f"league {config.name} exists with other settings: only adding bots is allowed; "
-                "create a league with a new name"
-            )
-    document = StoredLeague(config, tuple(idents)).to_json()
-    added = store.save_league(config.name, document, schedule(config, idents, secret), secret)
-    return idents, added
+    rows = schedule(config, list(league.resolved), secret, league.candidate_idents())
+    return store.save_league(config.name, league.to_json(), rows, secret)
+
+
+def extend_league(store: Store, name: str, series: int) -> tuple[LeagueConfig, int]:
+    """Add ``series`` series to every pairing of a league, under new indices (so new seeds);
+    no existing match changes. Returns the grown definition and how many matches are new.
+
+    Raises:
+        LeagueError: no such league, a count that is not positive (or odd, with duplicate on),
+            or a league stored before its resolved bots were kept.
+    """
+    stored = stored_league(store, name)
+    if stored is None:
+        known = ", ".join(store.leagues()) or "none yet"
+        raise LeagueError(f"no league {name!r} (leagues: {known})")
+    config = stored.config
+    if series < 1 or (config.duplicate and series % 2):
+        even = " and even (duplicate pairs)" if config.duplicate else ""
+        raise LeagueError(f"--series must be positive{even}, not {series}")
+    if len(stored.resolved) != len(config.bots):
+        raise LeagueError(
+            f"league {name} was stored before its bots' versions were kept: run gin league "
+            "create with its file once, then extend it"
+        )
+    grown = dataclasses.replace(config, series_per_pairing=config.series_per_pairing + series)
+    return grown, _save(store, StoredLeague(grown, stored.resolved))
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +509,14 @@ class StoredLeague:
 
     config: LeagueConfig
     resolved: tuple[str, ...]
-    """``name@version`` of each bot (the definition may name the latest version only)."""
+    """``name@version`` of each bot (the definition may name the latest version only), in the
+    definition's order."""
+
+    def candidate_idents(self) -> set[str]:
+        """The resolved candidates of a gauntlet (empty: a round robin)."""
+        chosen = set(self.config.candidates)
+        named = zip(self.config.bots, self.resolved, strict=False)  # none kept: from before
+        return {ident for spec, ident in named if spec in chosen}
 
     def to_json(self) -> str:
         """The store's ``config`` column."""

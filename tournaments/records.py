@@ -46,6 +46,9 @@ class MatchJob:
     parent: int = 0
     """The runner's process id: the worker stops its match once that process is gone."""
     limits: SandboxLimits = dataclasses.field(default_factory=SandboxLimits)
+    bot_seeds: tuple[int, int] = (0, 0)
+    """Each seat's own seed, sent in its Welcome (``tournaments.bot_seeds``); 0: none given (a
+    job written before bots had seeds)."""
 
     def to_json(self) -> str:
         """The job as the worker reads it on stdin."""
@@ -62,6 +65,7 @@ class MatchJob:
                 "strict": self.strict,
                 "parent": self.parent,
                 "limits": dataclasses.asdict(self.limits),
+                "bot_seeds": list(self.bot_seeds),
             }
         )
 
@@ -85,6 +89,7 @@ class MatchJob:
             bool(data.get("strict", False)),
             int(data["parent"]),
             SandboxLimits(**_object(data.get("limits", {}))),
+            _seeds(data.get("bot_seeds", [0, 0])),
         )
 
 
@@ -222,6 +227,17 @@ def _object(value: Any) -> dict[str, Any]:
 def _pair(value: Any) -> tuple[str, str]:
     first, second = (str(item) for item in value)
     return first, second
+
+
+def _seeds(value: Any) -> tuple[int, int]:
+    """Two bot seeds: a list of two whole numbers that fit the Welcome's ``uint64``."""
+    if not (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(type(item) is int and 0 <= item < 1 << 64 for item in value)
+    ):
+        raise ValueError(f"bot seeds must be two whole numbers from 0 to 2**64 - 1, not {value!r}")
+    return value[0], value[1]
 
 
 def _pair_of(read: Callable[[dict[str, Any]], T], value: Any) -> tuple[T, T]:

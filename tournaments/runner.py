@@ -11,15 +11,28 @@ bot cannot pass what it saw in one leg to itself in the other: a leg whose mirro
 waits without taking a slot, and other matches go ahead. The pairs come from the store's
 ``duplicate_of``, so a resumed league keeps the rule. One runner holds a league at a time (a
 lock file in the arena home): a second one is refused before it touches anything.
+
+A run may stop early: a league with a sequential test (``LeagueConfig.sprt``, a match of two
+bots) stops once the test over its complete pairs decides, and a caller may give a condition of
+its own. Both are checked before the first match and after each recorded result; once one holds
+no new match starts, the running ones finish and are recorded, and :meth:`LeagueRunner.run`
+returns with the rest still pending (a later run carries on from there). A pair left with one
+leg played is not counted by the test (:func:`tournaments.pairs.pentanomial` counts complete
+pairs only); its other leg is played by the next run. So that few are, and complete pairs come
+in as soon as they can, such a run plays both legs of a pair on one slot, one after the other
+(a league's run lets first legs go ahead, which keeps every slot busy to the end).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import shutil
+import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,16 +40,24 @@ from typing import Final
 
 import trio
 
+from tournaments.bot_seeds import bot_seeds, public_league_bot_seeds
 from tournaments.executors import Executor, ExecutorError
 from tournaments.executors.local import LocalExecutor
-from tournaments.league import LeagueConfig
+from tournaments.league import LeagueConfig, stored_league
+from tournaments.pairs import PairOutcome, Pentanomial, pair_outcomes
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, parse_spec
+from tournaments.sprt import SprtStatus, status
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
 CAPACITY_POLL_S: Final = 5.0
+MIN_FREE_BYTES: Final = 32 * 1024 * 1024
+"""The room a match needs on the home's disk (its log, its stderr files, the store's growth)."""
+AHEAD_PER_SLOT: Final = 4
+"""Matches started (playing, or waiting for a slot or a mirror) per slot: the runner's window
+onto the league's pending matches."""
 
 
 @dataclass
@@ -54,6 +75,9 @@ class Progress:
     durations: deque[float] = field(default_factory=lambda: deque(maxlen=50))
     slots: int = 1
     """Matches at once (a cluster's capacity changes as workers come and go)."""
+    stopped: bool = False
+    """The run's stop condition held: no new match starts (the sequential test decided, or the
+    caller's condition)."""
 
     def eta_s(self) -> float | None:
         """Seconds left, from the recent matches' durations."""
@@ -65,6 +89,54 @@ class Progress:
 
 
 Listener = Callable[[Progress], None]
+StopCondition = Callable[[], bool]
+"""A caller's reason to stop a run early, asked before the first match and after each result."""
+
+
+class PairTally:
+    """The duplicate pairs of a two-bot league from ``bot``'s side, counted result by result
+    (what the sequential test and ``gin match``'s display read).
+
+    A leg waits for its mirror; the pair is counted when both are in, whichever came first.
+    """
+
+    def __init__(self, bot: str, results: Iterable[ResultRow] = ()) -> None:
+        self.bot = bot
+        self.units: list[PairOutcome] = []
+        """Every complete pair, in the order they were completed."""
+        self.series = 0
+        """Series counted (complete pairs' legs and lone legs)."""
+        self._counts = [0, 0, 0, 0, 0]
+        self._waiting: dict[str, ResultRow] = {}
+        for result in results:
+            self.add(result)
+
+    def add(self, result: ResultRow) -> PairOutcome | None:
+        """Count one result (once: the runner passes the ones it recorded); returns the pair it
+        completed, if it did."""
+        self.series += 1
+        key = result.duplicate_of or result.match_id
+        other = self._waiting.pop(key, None)
+        if other is None:
+            self._waiting[key] = result
+            return None
+        (unit,) = pair_outcomes([other, result])
+        if unit.bot != self.bot:
+            unit = unit.flipped()
+        self.units.append(unit)
+        self._counts[round(2 * sum(unit.scores))] += 1
+        return unit
+
+    @property
+    def counts(self) -> Pentanomial:
+        """The complete pairs by ``bot``'s series score in them: 0, 0.5, 1, 1.5, 2."""
+        counts = self._counts
+        return counts[0], counts[1], counts[2], counts[3], counts[4]
+
+    @property
+    def half_pairs(self) -> int:
+        """Pairs with one leg in and the other not (not counted)."""
+        return len(self._waiting)
 
 
 class LeagueRunner:
@@ -80,13 +152,24 @@ class LeagueRunner:
         strict: bool = False,
         listener: Listener | None = None,
         executor: Executor | None = None,
+        stop: StopCondition | None = None,
+        tally: PairTally | None = None,
     ) -> None:
+        """``stop``: the caller's condition to stop early; ``tally``: the pairs counted so far
+        (made from the store when the league has a sequential test and none is given; the
+        runner adds each result it records)."""
         self.arena = arena
         self.store = store
         self.config = config
         self.executor: Executor = executor or LocalExecutor(jobs)
         self.strict = strict
         self.listener = listener or (lambda _progress: None)
+        self.stop = stop
+        self.tally = tally
+        if tally is None and config.sprt is not None:
+            self.tally = PairTally(_first_bot(store, config), store.results(config.name))
+        self.decision: SprtStatus | None = None
+        """The sequential test's status when it decided (``None``: it has not, or none)."""
         counts = store.counts(config.name)
         self.progress = Progress(
             config.name,
@@ -106,20 +189,17 @@ class LeagueRunner:
             return await self._run()
 
     async def _run(self) -> Progress:
-        swept = await self.executor.sweep()
-        if swept:
-            self.progress.faults.append(f"swept {swept} jail(s) of killed referees")
+        await self._sweep()
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
-        pending = self.store.matches(self.config.name, MatchState.PENDING)
+        self._check_stop()
         limiter = trio.CapacityLimiter(self.progress.slots)
-        pairs = {duplicate_pair(match): trio.Lock() for match in pending}
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._follow_capacity, limiter)
                 async with trio.open_nursery() as nursery:
-                    for match in pending:
-                        nursery.start_soon(self._play, match, limiter, pairs[duplicate_pair(match)])
+                    if not self.progress.stopped:
+                        await self._start(nursery, limiter)
                 outer.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if group.subgroup(KeyboardInterrupt) is not None:
@@ -136,6 +216,12 @@ class LeagueRunner:
                 self.store.reset_running(self.config.name)
         return self.progress
 
+    async def _sweep(self) -> None:
+        """Take the jails and cgroups of killed referees (never a live one's), and say so."""
+        swept = await self.executor.sweep()
+        if swept:
+            self.progress.faults.append(f"swept {swept} jail(s) of killed referees")
+
     async def _follow_capacity(self, limiter: trio.CapacityLimiter) -> None:
         """Keep the number of matches at once to the executor's capacity as it changes."""
         while True:
@@ -144,21 +230,72 @@ class LeagueRunner:
             if slots != limiter.total_tokens:
                 limiter.total_tokens = self.progress.slots = slots
 
+    async def _start(self, nursery: trio.Nursery, limiter: trio.CapacityLimiter) -> None:
+        """Start the pending matches as the store gives them, keeping a few per slot started
+        (:data:`AHEAD_PER_SLOT`): so the runner holds a window of the league, not the league, and
+        Ctrl-C has only that window to stop. A league: a task per match (first legs go ahead
+        while mirrors wait, which keeps every slot busy to the end). A run that may stop early:
+        a task per pair that plays both legs on one slot, one after the other, so complete pairs
+        come in as soon as they can and a stop leaves few half-played."""
+        window = trio.Semaphore(AHEAD_PER_SLOT * max(self.progress.slots, 1))
+        by_pairs = self.config.sprt is not None or self.stop is not None
+        for legs in _pairs_in_order(self.store.pending(self.config.name)):
+            places = 1 if by_pairs else len(legs)  # each task holds a place in the window
+            for _ in range(places):
+                await window.acquire()
+            if self.progress.stopped:
+                return
+            if by_pairs:
+                nursery.start_soon(self._windowed, window, self._play_pair(legs, limiter))
+                continue
+            pair = trio.Lock()  # the legs of a pair are scheduled together: one lock each
+            for match in legs:
+                nursery.start_soon(self._windowed, window, self._play(match, limiter, pair))
+
+    @staticmethod
+    async def _windowed(window: trio.Semaphore, play: Awaitable[None]) -> None:
+        try:
+            await play
+        finally:
+            window.release()
+
     async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter, pair: trio.Lock) -> None:
         async with pair, limiter:  # the pair first: a leg waiting for its mirror holds no slot
-            for attempt in range(1, RETRIES + 1):
-                failure = await self._attempt(match)
-                if failure is None:
+            await self._play_leg(match)
+
+    async def _play_pair(self, legs: list[MatchRow], limiter: trio.CapacityLimiter) -> None:
+        async with limiter:
+            for match in legs:
+                await self._play_leg(match)
+
+    async def _play_leg(self, match: MatchRow) -> None:
+        for attempt in range(1, RETRIES + 1):
+            if self.progress.stopped:
+                if attempt > 1:  # held since its first attempt: put back for a later run
+                    self.store.mark(match.match_id, MatchState.PENDING)
+                return  # left pending for a later run
+            self._check_room()
+            try:
+                if not self.store.claim(match.match_id, retry=attempt > 1):
+                    self.progress.faults.append(f"{match.match_id}: taken by another runner")
                     return
-                if attempt == RETRIES:
-                    self.store.mark(match.match_id, MatchState.FAILED, failure.message)
-                    self.progress.failed += 1
-                    self.progress.faults.append(f"{match.match_id}: worker failed: {failure}")
-                    self.listener(self.progress)
+                failure = await self._attempt(match)
+            except (sqlite3.OperationalError, OSError) as error:
+                if not _disk_full(error):
+                    raise
+                raise ExecutorError(self._full_disk(str(error))) from None
+            if failure is None:
+                return
+            await self._sweep()  # a worker that died left its jails: take them now, not later
+            if attempt == RETRIES:
+                self.store.mark(match.match_id, MatchState.FAILED, failure.message)
+                self.progress.failed += 1
+                self.progress.faults.append(f"{match.match_id}: worker failed: {failure}")
+                self.listener(self.progress)
 
     async def _attempt(self, match: MatchRow) -> WorkerFailure | None:
-        """One worker run; None when a result was recorded, else what went wrong."""
-        self.store.mark_running(match.match_id)
+        """One worker run of a match this run has claimed; None when a result was recorded,
+        else what went wrong."""
         log_path = self._fresh_log(match)
         self.progress.running[match.match_id] = time.monotonic()
         self.listener(self.progress)
@@ -177,26 +314,62 @@ class LeagueRunner:
     def _record(self, match: MatchRow, outcome: MatchOutcome, log_path: Path) -> None:
         summary = outcome.summary
         seats = (match.seat0, match.seat1)
-        fresh = self.store.record_result(
-            ResultRow(
-                match.match_id,
-                self.config.name,
-                summary.winner,
-                summary.end,
-                outcome.reason,
-                summary,
-                str(log_path),
-                seats,
-                match.duplicate_of,
-            )
+        row = ResultRow(
+            match.match_id,
+            self.config.name,
+            summary.winner,
+            summary.end,
+            outcome.reason,
+            summary,
+            str(log_path),
+            seats,
+            match.duplicate_of,
         )
+        fresh = self.store.record_result(row)
         if fresh:
+            if self.tally is not None:
+                self.tally.add(row)
+            self._check_stop()
             self.progress.done += 1
             self.progress.finished_now += 1
             for fault in summary.faults:
                 self.progress.faults.append(
                     f"{seats[fault.seat]}: {fault.kind.value}: {fault.detail}"[:160]
                 )
+
+    def _check_room(self) -> None:
+        """Stop before a match when the home's disk is (nearly) full: its log and result would
+        not fit, and the store must stay writable to be resumed.
+
+        Raises:
+            ExecutorError: under :data:`MIN_FREE_BYTES` free.
+        """
+        try:
+            free = shutil.disk_usage(self.arena.home).free
+        except OSError:
+            return  # not knowable here: the writes themselves will tell
+        if free < MIN_FREE_BYTES:
+            raise ExecutorError(self._full_disk(f"{free // 1024} KiB free"))
+
+    def _full_disk(self, what: str) -> str:
+        return (
+            f"the disk of {self.arena.home} is full ({what}): free some space, then resume "
+            "(nothing recorded is lost)"
+        )
+
+    def _check_stop(self) -> None:
+        """Mark the run stopped when the sequential test has decided or the caller's condition
+        holds (once stopped, it stays so: the first decision is the one kept)."""
+        if self.progress.stopped:
+            return
+        settings = self.config.sprt
+        if settings is not None and self.tally is not None:
+            now = status(self.tally.counts, settings)
+            if now.verdict is not None:
+                self.decision = now
+                self.progress.stopped = True
+        if self.stop is not None and self.stop():
+            self.progress.stopped = True
 
     def _fresh_log(self, match: MatchRow) -> Path:
         """The match's log path, a partial log of an earlier attempt moved aside."""
@@ -209,6 +382,12 @@ class LeagueRunner:
 
     def _job(self, match: MatchRow, log_path: Path) -> MatchJob:
         bots = [self._bot(ident, match) for ident in (match.seat0, match.seat1)]
+        secret = self.store.league_secret(self.config.name)
+        seeds = (
+            bot_seeds(secret, match.match_id)
+            if secret is not None  # a league from before secrets: its seed is public already
+            else public_league_bot_seeds(self.config.seed or 0, match.match_id)
+        )
         return MatchJob(
             match.match_id,
             match.seed,
@@ -220,6 +399,7 @@ class LeagueRunner:
             str(log_path),
             self.strict,
             os.getpid(),
+            bot_seeds=seeds,
         )
 
     def _bot(self, ident: str, match: MatchRow) -> BotRow:
@@ -228,6 +408,34 @@ class LeagueRunner:
         if row is None:
             raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
         return row
+
+
+def _first_bot(store: Store, config: LeagueConfig) -> str:
+    """The resolved first bot of a league (the side a match's test is from)."""
+    stored = stored_league(store, config.name)
+    if stored is not None and stored.resolved:
+        return stored.resolved[0]
+    return config.bots[0]
+
+
+def _disk_full(error: sqlite3.OperationalError | OSError) -> bool:
+    """Whether an error of a write says the disk is full."""
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return "disk is full" in str(error) or getattr(error, "sqlite_errorcode", None) == 13
+
+
+def _pairs_in_order(matches: Iterable[MatchRow]) -> Iterator[list[MatchRow]]:
+    """The matches in schedule order, the legs of a duplicate pair together (a pair's legs are
+    scheduled one after the other; a leg whose mirror is not pending comes alone)."""
+    group: list[MatchRow] = []
+    for match in matches:
+        if group and duplicate_pair(match) != duplicate_pair(group[0]):
+            yield group
+            group = []
+        group.append(match)
+    if group:
+        yield group
 
 
 def duplicate_pair(match: MatchRow) -> str:

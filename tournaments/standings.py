@@ -1,10 +1,14 @@
-"""Standings from a league's results: counts per bot, ratings with intervals, pairwise table.
+"""Standings from a league's results: counts per bot, ratings with intervals, per pairing.
 
-Ratings are a Bradley-Terry fit of series results (a draw counts half), by Hunter's MM
-iterations with a weak prior (each bot also played one win and one loss against an average
-bot, so an unbeaten bot keeps a finite rating), on the Elo scale (400 log10), centred on 0.
-The 95% intervals come from the fit's information matrix. Stdlib only: a few dozen lines that are
-tested against hand-made results, rather than numpy and scipy in the runtime.
+The unit of every comparison is a duplicate pair, or a lone series where there are no pairs
+(``tournaments.pairs``): the two legs of a pair share their deals, so they are one observation.
+
+Ratings are a Bradley-Terry fit of the series (a draw half a win) with a weak prior, on the Elo
+scale, centred on the field average; their 95% intervals (and those of every rating difference)
+come from the centred covariance of the fit, scaled by the dispersion of the units. Per pairing:
+the mean unit score, the Elo difference with a t interval, LOS from the same t, and the paired
+point margin with its t interval (``tournaments.inference``). ``docs/standings.md`` says what each
+number is and how the intervals were checked. Stdlib only.
 """
 
 from __future__ import annotations
@@ -14,15 +18,26 @@ import io
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Final
 
+from tournaments.inference import (
+    ELO_PER_NAT,
+    LEVEL,
+    Bound,
+    critical_t,
+    critical_z,
+    mean_estimate,
+    score_estimate,
+)
+from tournaments.pairs import PairOutcome, by_pairing, pair_outcomes, pentanomial
 from tournaments.records import MatchSummary
 from tournaments.store import ResultRow
 
-ELO: Final = 400 / math.log(10)
+ELO: Final = ELO_PER_NAT
 PRIOR_GAMES: Final = 1.0
+PRIOR_DISPERSION_DF: Final = 2
 
 
 @dataclass
@@ -49,8 +64,14 @@ class BotStanding:
     mean_ms: float = 0.0
     worst_ms: float = 0.0
     rating: float = 0.0
-    rating_low: float = 0.0
-    rating_high: float = 0.0
+    """Centred on the field average (the fit's, finite even for a bound: it ranks the bots)."""
+    rating_low: float | None = 0.0
+    """The 95% interval's lower end; ``None`` for a bot that lost every series."""
+    rating_high: float | None = 0.0
+    """The 95% interval's upper end; ``None`` for a bot that won every series."""
+    rating_bound: Bound | None = None
+    """``lower``: the bot won every series, its rating is at least ``rating_low`` and has no
+    upper end; ``upper``: it lost every series, its rating is at most ``rating_high``."""
 
     @property
     def score(self) -> float:
@@ -60,20 +81,64 @@ class BotStanding:
 
 @dataclass(frozen=True)
 class Pairwise:
-    """One ordered pair: how ``bot`` did against ``opponent``."""
+    """One ordered pairing: how ``bot`` did against ``opponent``, counted in units (pairs)."""
 
     bot: str
     opponent: str
     series: int
+    """Series between them, every leg counted."""
+    units: int
+    """The units the statistics below are computed from: complete duplicate pairs where the
+    pairing has any (a pair whose second leg is not in yet waits), else lone series."""
     wins: float
+    draws: int
     losses: float
+    """The bot's series won, drawn and lost (every series)."""
+    pentanomial: tuple[int, int, int, int, int] | None
+    """Complete pairs in which the bot scored 0, 0.5, 1, 1.5, 2 series; ``None`` without pairs."""
     score: float
-    los: float
-    """Likelihood of superiority: P(bot is stronger) from wins and losses."""
-    margin: float | None = None
-    """Mean paired point margin per duplicate pair (bot minus opponent), if duplicate."""
-    margin_low: float | None = None
-    margin_high: float | None = None
+    """The mean unit score: the bot's share of the units' series, draws half."""
+    elo: float | None
+    """The Elo difference at ``score``; ``None`` when it is only a bound (``elo_bound``)."""
+    elo_low: float | None
+    elo_high: float | None
+    """Its 95% t interval (from 4 units; an end is ``None`` where it is open)."""
+    elo_bound: Bound | None
+    """``lower`` when the bot won every unit (``elo >= elo_low``), ``upper`` when it lost all."""
+    los: float | None
+    """Likelihood of superiority from the same units and t (from 4 units up): above 97.5%
+    exactly when ``elo_low`` is above 0."""
+    margin: float | None
+    """The mean point margin per unit (the bot's hand points minus the opponent's)."""
+    margin_low: float | None
+    margin_high: float | None
+    """Its 95% t interval (from 4 units up)."""
+    rating_diff: float
+    rating_diff_low: float
+    rating_diff_high: float
+    """The difference of the two ratings and its 95% interval: from the fit of the whole league,
+    so it uses every result, not only this pairing's."""
+
+
+@dataclass(frozen=True)
+class Crosstable:
+    """Rows and columns of bots, best first; each cell the row bot's pairing with the column's."""
+
+    bots: tuple[str, ...]
+    cells: dict[tuple[str, str], Pairwise]
+
+    def cell(self, row: str, column: str) -> Pairwise | None:
+        """The row bot's pairing against the column bot, ``None`` if they did not meet."""
+        return self.cells.get((row, column))
+
+    def to_dict(self) -> dict[str, Any]:
+        """``bots``, and per row and column: the row bot's ``score`` and the ``units``."""
+        grid = [[self.cell(row, column) for column in self.bots] for row in self.bots]
+        return {
+            "bots": list(self.bots),
+            "score": [[None if c is None else c.score for c in row] for row in grid],
+            "units": [[None if c is None else c.units for c in row] for row in grid],
+        }
 
 
 @dataclass(frozen=True)
@@ -85,6 +150,11 @@ class Standings:
     pairwise: list[Pairwise]
     series: int
 
+    def crosstable(self) -> Crosstable:
+        """The pairings as a grid, bots in the order of the standings."""
+        cells = {(pair.bot, pair.opponent): pair for pair in self.pairwise}
+        return Crosstable(tuple(bot.bot for bot in self.bots), cells)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (schema in ``docs/standings.md``)."""
         return {
@@ -92,6 +162,7 @@ class Standings:
             "series": self.series,
             "bots": [{**asdict(bot), "score": round(bot.score, 4)} for bot in self.bots],
             "pairwise": [asdict(pair) for pair in self.pairwise],
+            "crosstable": self.crosstable().to_dict(),
         }
 
     def to_csv(self) -> str:
@@ -111,6 +182,20 @@ class Standings:
                     *(bot.faults.get(kind, 0) for kind in kinds),
                 ]
             )
+        return out.getvalue()
+
+    def pairwise_csv(self) -> str:
+        """One row per ordered pairing, every field of :class:`Pairwise` (the pentanomial as
+        ``penta_0`` ... ``penta_4``: pairs in which the bot scored 0, 0.5, 1, 1.5, 2 series;
+        an absent value is an empty cell)."""
+        columns = [f.name for f in fields(Pairwise) if f.name != "pentanomial"]
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow([*columns, *(f"penta_{k}" for k in range(5))])
+        for pair in self.pairwise:
+            values = asdict(pair)
+            counts = pair.pentanomial or ("",) * 5
+            writer.writerow([*("" if values[c] is None else values[c] for c in columns), *counts])
         return out.getvalue()
 
 
@@ -164,53 +249,50 @@ def _add_series(line: BotStanding, summary: MatchSummary, seat: int) -> None:
 
 # --- ratings -----------------------------------------------------------------------------------
 
-Outcome = tuple[str, str, float]
-"""(first bot, second bot, first bot's score: 1, 0.5 or 0)."""
+
+@dataclass(frozen=True)
+class Ratings:
+    """A Bradley-Terry fit: ratings centred on the field average, and their covariance.
+
+    ``covariance`` is that of the centred ratings (``C Σ Cᵀ``, Elo²), so an interval holds the
+    uncertainty of a bot against the field, not of the field's level, which no result measures.
+    It is the model's inverse information scaled by the dispersion of the units (a duplicate
+    pair counts once: its legs are not independent)."""
+
+    bots: tuple[str, ...]
+    elo: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+    dispersion: float
+    """Pearson's chi-square of the units over its degrees of freedom (with two more at 1): about
+    1 if each series were an independent Bradley-Terry trial, below 1 when luck cancels within
+    pairs, above 1 when it doubles."""
+    df: int
+    """Residual degrees of freedom: units minus bots plus one (0: too few to estimate)."""
+
+    def critical(self, level: float = LEVEL) -> float:
+        """The two-sided quantile of the intervals: t on ``df``, or the normal's without."""
+        return critical_t(self.df, level) if self.df > 0 else critical_z(level)
+
+    def rating(self, bot: str) -> tuple[float, float, float]:
+        """The bot's rating and its 95% interval."""
+        i = self.bots.index(bot)
+        half = self.critical() * math.sqrt(max(self.covariance[i][i], 0.0))
+        return self.elo[i], self.elo[i] - half, self.elo[i] + half
+
+    def difference(self, bot: str, other: str) -> tuple[float, float, float]:
+        """``bot``'s rating minus ``other``'s, and its 95% interval."""
+        i, j = self.bots.index(bot), self.bots.index(other)
+        cov = self.covariance
+        variance = cov[i][i] + cov[j][j] - 2 * cov[i][j]
+        half = self.critical() * math.sqrt(max(variance, 0.0))
+        diff = self.elo[i] - self.elo[j]
+        return diff, diff - half, diff + half
 
 
-def outcomes(results: Iterable[ResultRow]) -> list[Outcome]:
-    """Each series as (seat 0's bot, seat 1's bot, seat 0's score)."""
-    found = []
-    for result in results:
-        winner = result.summary.winner
-        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-        found.append((result.seats[0], result.seats[1], score))
-    return found
+Matrix = list[list[float]]
 
 
-def bradley_terry(
-    games: Sequence[Outcome], bots: Sequence[str], rounds: int = 500
-) -> dict[str, float]:
-    """Elo-scale ratings (mean 0) fitted by Hunter's MM iterations with a weak prior.
-
-    >>> ratings = bradley_terry([("a", "b", 1.0)] * 3 + [("a", "b", 0.0)], ["a", "b"])
-    >>> round(ratings["a"] - ratings["b"])
-    146
-    """
-    wins = dict.fromkeys(bots, PRIOR_GAMES)
-    meetings: dict[tuple[str, str], float] = defaultdict(float)
-    for first, second, score in games:
-        wins[first] += score
-        wins[second] += 1 - score
-        meetings[first, second] += 1
-        meetings[second, first] += 1
-    strength = dict.fromkeys(bots, 1.0)
-    for _ in range(rounds):
-        updated = {}
-        for bot in bots:
-            total = 2 * PRIOR_GAMES / (strength[bot] + 1.0)
-            total += sum(
-                count / (strength[bot] + strength[other])
-                for (one, other), count in meetings.items()
-                if one == bot
-            )
-            updated[bot] = wins[bot] / total
-        scale = math.exp(statistics.fmean(math.log(value) for value in updated.values()))
-        strength = {bot: value / scale for bot, value in updated.items()}
-    return {bot: ELO * math.log(value) for bot, value in strength.items()}
-
-
-def _invert(matrix: list[list[float]]) -> list[list[float]]:
+def _invert(matrix: Matrix) -> Matrix:
     """Gauss-Jordan inverse of a small positive-definite matrix."""
     size = len(matrix)
     work = [row[:] + [float(i == j) for j in range(size)] for i, row in enumerate(matrix)]
@@ -226,120 +308,170 @@ def _invert(matrix: list[list[float]]) -> list[list[float]]:
     return [row[size:] for row in work]
 
 
-def intervals(
-    games: Sequence[Outcome], bots: Sequence[str], ratings: dict[str, float]
-) -> dict[str, tuple[float, float]]:
-    """95% intervals from the fit's information matrix (the prior games included).
+def _centred(matrix: Matrix) -> Matrix:
+    """``C M Cᵀ`` with ``C = I - J/n``: the covariance of the ratings minus their mean."""
+    size = len(matrix)
+    if not size:
+        return []
+    rows = [statistics.fmean(row) for row in matrix]
+    cols = [statistics.fmean(col) for col in zip(*matrix, strict=True)]
+    total = statistics.fmean(rows)
+    return [[matrix[i][j] - rows[i] - cols[j] + total for j in range(size)] for i in range(size)]
 
-    >>> ratings = bradley_terry([("a", "b", 1.0)] * 4, ["a", "b"])
-    >>> low, high = intervals([("a", "b", 1.0)] * 4, ["a", "b"], ratings)["a"]
-    >>> low < 0 < ratings["a"] < high
-    True
-    """
-    index = {bot: i for i, bot in enumerate(bots)}
-    theta = {bot: ratings[bot] / ELO for bot in bots}
-    info = [[0.0] * len(bots) for _ in bots]
-    for bot in bots:
-        p = 1 / (1 + math.exp(-theta[bot]))
-        info[index[bot]][index[bot]] += 2 * PRIOR_GAMES * p * (1 - p)
-    for first, second, _ in games:
-        p = 1 / (1 + math.exp(theta[second] - theta[first]))
-        weight = p * (1 - p)
-        i, j = index[first], index[second]
+
+_Unit = tuple[int, int, tuple[float, ...]]
+
+
+def _totals(units: Sequence[_Unit]) -> dict[tuple[int, int], tuple[float, int]]:
+    """Per pairing (lower index first): the first bot's score and the series, summed."""
+    totals: dict[tuple[int, int], tuple[float, int]] = {}
+    for i, j, scores in units:
+        key, won = ((i, j), sum(scores)) if i < j else ((j, i), len(scores) - sum(scores))
+        score, count = totals.get(key, (0.0, 0))
+        totals[key] = (score + won, count + len(scores))
+    return totals
+
+
+def _information(
+    totals: dict[tuple[int, int], tuple[float, int]], theta: Sequence[float]
+) -> tuple[list[float], Matrix]:
+    """Gradient and information of the log-likelihood with the prior, at ``theta`` (natural)."""
+    size = len(theta)
+    grad = [0.0] * size
+    info = [[0.0] * size for _ in range(size)]
+    for bot, value in enumerate(theta):
+        p = 1 / (1 + math.exp(-value))
+        grad[bot] += PRIOR_GAMES * (1 - 2 * p)
+        info[bot][bot] += 2 * PRIOR_GAMES * p * (1 - p)
+    for (i, j), (score, count) in totals.items():
+        p = 1 / (1 + math.exp(theta[j] - theta[i]))
+        residual, weight = score - count * p, count * p * (1 - p)
+        grad[i] += residual
+        grad[j] -= residual
         info[i][i] += weight
         info[j][j] += weight
         info[i][j] -= weight
         info[j][i] -= weight
-    covariance = _invert(info)
-    bounds = {}
-    for bot in bots:
-        half = 1.96 * math.sqrt(max(covariance[index[bot]][index[bot]], 0.0)) * ELO
-        bounds[bot] = (ratings[bot] - half, ratings[bot] + half)
-    return bounds
+    return grad, info
+
+
+def _dispersion(units: Sequence[_Unit], theta: Sequence[float]) -> tuple[float, int]:
+    """Pearson's chi-square of the units' series totals over its degrees of freedom, with
+    ``PRIOR_DISPERSION_DF`` more at dispersion 1 (so that a handful of units that happen to
+    sit on their expectation do not give intervals of width 0), and those degrees of freedom."""
+    df = len(units) - (len(theta) - 1)
+    if not theta or df <= 0:
+        return 1.0, 0
+    chi2 = 0.0
+    for i, j, scores in units:
+        p = 1 / (1 + math.exp(theta[j] - theta[i]))
+        chi2 += (sum(scores) - len(scores) * p) ** 2 / (len(scores) * p * (1 - p))
+    return (chi2 + PRIOR_DISPERSION_DF) / (df + PRIOR_DISPERSION_DF), df
+
+
+def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int = 100) -> Ratings:
+    """Bradley-Terry ratings of the units' series (a draw half a win) and their covariance.
+
+    The fit maximises the likelihood of every series with a weak prior (each bot also played
+    one win and one loss against a bot rated 0, so an unbeaten bot keeps a finite rating), by
+    Newton's method. The covariance is quasi-likelihood's: the inverse information times the
+    dispersion of the unit totals, so that the two legs of a duplicate pair count as the one
+    observation they are; chosen over a sandwich (robust) covariance summed over pairs, which
+    covered 92-94% at 5-10 pairs per pairing where this covers 94-96% (docs/standings.md).
+
+    >>> one = PairOutcome("a", "b", (1.0, 0.0), 0)
+    >>> ratings = fit_ratings([one] * 6 + [PairOutcome("a", "b", (1.0, 1.0), 0)] * 2, ["a", "b"])
+    >>> [round(x) for x in ratings.difference("a", "b")]
+    [83, -72, 239]
+    """
+    index = {bot: i for i, bot in enumerate(bots)}
+    coded = [(index[u.bot], index[u.opponent], u.scores) for u in units]
+    totals = _totals(coded)
+    theta = [0.0] * len(bots)
+    for _ in range(rounds):
+        grad, info = _information(totals, theta)
+        inverse = _invert(info)
+        step = [sum(row[k] * grad[k] for k in range(len(bots))) for row in inverse]
+        theta = [value + change for value, change in zip(theta, step, strict=True)]
+        if max(map(abs, step), default=0.0) < 1e-10:
+            break
+    inverse = _invert(_information(totals, theta)[1])
+    dispersion, df = _dispersion(coded, theta)
+    level = statistics.fmean(theta) if theta else 0.0
+    covariance = _centred([[dispersion * ELO * ELO * value for value in row] for row in inverse])
+    return Ratings(
+        tuple(bots),
+        tuple(ELO * (value - level) for value in theta),
+        tuple(map(tuple, covariance)),
+        dispersion,
+        df,
+    )
+
+
+def _bound(line: BotStanding) -> Bound | None:
+    """Whether the bot's rating is only a bound: it won (``lower``) or lost every series."""
+    if line.series and line.series_won == line.series:
+        return "lower"
+    if line.series and line.series_lost == line.series:
+        return "upper"
+    return None
 
 
 # --- pairwise ------------------------------------------------------------------------------------
 
 
-def los(wins: float, losses: float) -> float:
-    """Likelihood of superiority from wins and losses (draws do not count).
-
-    >>> round(los(10, 5), 3), los(0, 0)
-    (0.902, 0.5)
-    """
-    if wins + losses == 0:
-        return 0.5
-    return 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * (wins + losses))))
-
-
-def _paired_margins(results: Sequence[ResultRow]) -> dict[tuple[str, str], list[float]]:
-    """Per duplicate pair: (bot, opponent) -> bot's points minus the opponent's, both legs."""
-    by_id = {result.match_id: result for result in results}
-    margins: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for result in results:
-        mirror = result.duplicate_of
-        if mirror is None or mirror not in by_id:
-            continue
-        first = by_id[mirror]
-        bot, opponent = first.seats
-        points: dict[str, int] = defaultdict(int)
-        for leg in (first, result):
-            for seat in (0, 1):
-                points[leg.seats[seat]] += leg.summary.hand_stats[seat].points
-        margin = points[bot] - points[opponent]
-        margins[bot, opponent].append(margin)
-        margins[opponent, bot].append(-margin)
-    return margins
-
-
-def _pairwise(results: Sequence[ResultRow], games: Sequence[Outcome]) -> list[Pairwise]:
-    tally: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
-    for first, second, score in games:
-        for bot, opponent, mine in ((first, second, score), (second, first, 1 - score)):
-            record = tally[bot, opponent]
-            record[0] += 1
-            record[1] += mine == 1.0
-            record[2] += mine == 0.0
-    margins = _paired_margins(results)
-    pairs = []
-    for (bot, opponent), (count, won, lost) in sorted(tally.items()):
-        drawn = count - won - lost
-        margin = _mean_interval(margins.get((bot, opponent), []))
-        pairs.append(
-            Pairwise(
-                bot,
-                opponent,
-                int(count),
-                won,
-                lost,
-                round((won + drawn / 2) / count, 4),
-                round(los(won, lost), 4),
-                *margin,
-            )
-        )
-    return pairs
+def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Ratings) -> Pairwise:
+    """One ordered pairing from its units: complete pairs where there are any, else series."""
+    complete = [unit for unit in units if unit.complete]
+    used = complete or list(units)
+    scores = [score for unit in units for score in unit.scores]
+    estimate = score_estimate([unit.score for unit in used])
+    margin = mean_estimate([float(unit.margin) for unit in used])
+    diff, diff_low, diff_high = ratings.difference(bot, opponent)
+    return Pairwise(
+        bot=bot,
+        opponent=opponent,
+        series=len(scores),
+        units=len(used),
+        wins=float(scores.count(1.0)),
+        draws=scores.count(0.5),
+        losses=float(scores.count(0.0)),
+        pentanomial=pentanomial(complete) if complete else None,
+        score=round(estimate.mean, 4),
+        elo=_rounded(estimate.elo, 1),
+        elo_low=_rounded(estimate.elo_low, 1),
+        elo_high=_rounded(estimate.elo_high, 1),
+        elo_bound=estimate.bound,
+        los=_rounded(estimate.los, 4),
+        margin=round(margin.mean, 2),
+        margin_low=_rounded(margin.low, 2),
+        margin_high=_rounded(margin.high, 2),
+        rating_diff=round(diff, 1),
+        rating_diff_low=round(diff_low, 1),
+        rating_diff_high=round(diff_high, 1),
+    )
 
 
-def _mean_interval(values: list[float]) -> tuple[float | None, float | None, float | None]:
-    if not values:
-        return None, None, None
-    mean = statistics.fmean(values)
-    if len(values) < 2:
-        return round(mean, 2), None, None
-    half = 1.96 * statistics.stdev(values) / math.sqrt(len(values))
-    return round(mean, 2), round(mean - half, 2), round(mean + half, 2)
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 def compute(league: str, results: Sequence[ResultRow]) -> Standings:
     """Standings of a league from its results, best rating first."""
     table = _count(results)
     bots = sorted(table)
-    games = outcomes(results)
-    ratings = bradley_terry(games, bots) if bots else {}
-    bounds = intervals(games, bots, ratings) if bots else {}
+    units = pair_outcomes(results)
+    ratings = fit_ratings(units, bots)
     for bot in bots:
-        table[bot].rating = round(ratings[bot], 1)
-        low, high = bounds[bot]
-        table[bot].rating_low, table[bot].rating_high = round(low, 1), round(high, 1)
+        line = table[bot]
+        rating, low, high = ratings.rating(bot)
+        line.rating_bound = _bound(line)
+        line.rating = round(rating, 1)
+        line.rating_low = None if line.rating_bound == "upper" else round(low, 1)
+        line.rating_high = None if line.rating_bound == "lower" else round(high, 1)
     ranked = sorted(table.values(), key=lambda line: (-line.rating, -line.score, line.bot))
-    return Standings(league, ranked, _pairwise(results, games), len(results))
+    pairwise = [
+        _pairing(bot, opponent, found, ratings)
+        for (bot, opponent), found in sorted(by_pairing(units).items())
+    ]
+    return Standings(league, ranked, pairwise, len(results))

@@ -458,6 +458,25 @@ class Store:
         rows = self.db.execute(query + " ORDER BY rowid", args).fetchall()
         return [_match(row) for row in rows]
 
+    def pending(self, league: str, page: int = 1000) -> Iterator[MatchRow]:
+        """A league's pending matches in schedule order, read ``page`` rows at a time (so the
+        runner holds a page, not the league: a league may have hundreds of thousands). A match
+        claimed or played meanwhile, once read, is still given: the claim decides."""
+        after = 0
+        while True:
+            rows = self.db.execute(
+                "SELECT rowid AS page_key, * FROM matches WHERE league = ? AND state = ?"
+                " AND rowid > ? ORDER BY rowid LIMIT ?",
+                (league, MatchState.PENDING.value, after, page),
+            ).fetchall()
+            if not rows:
+                return
+            after = rows[-1]["page_key"]
+            for row in rows:
+                fields = dict(row)
+                del fields["page_key"]
+                yield MatchRow(**{**fields, "state": _state(row)})
+
     def counts(self, league: str) -> dict[MatchState, int]:
         """How many matches are in each state.
 
@@ -490,13 +509,19 @@ class Store:
             )
         return cursor.rowcount
 
-    def mark_running(self, match_id: str) -> None:
-        """A worker has the match."""
+    def claim(self, match_id: str, *, retry: bool = False) -> bool:
+        """Take a pending match for a run (or, with ``retry``, one this run already holds, for
+        another attempt): whether it was taken. A match another runner took meanwhile (or
+        played) is not taken, so no match is played twice, whatever runs at once on this store.
+        """
+        held = MatchState.RUNNING if retry else MatchState.PENDING
         with self.transaction() as db:
-            db.execute(
-                "UPDATE matches SET state = ?, attempts = attempts + 1 WHERE match_id = ?",
-                (MatchState.RUNNING.value, match_id),
+            taken = db.execute(
+                "UPDATE matches SET state = ?, attempts = attempts + 1"
+                " WHERE match_id = ? AND state = ?",
+                (MatchState.RUNNING.value, match_id, held.value),
             )
+            return taken.rowcount == 1
 
     def mark(self, match_id: str, state: MatchState, note: str = "") -> None:
         """Set a match's state (pending after an interrupted run, failed after retries)."""

@@ -74,6 +74,7 @@ async def play_job(job: MatchJob) -> MatchOutcome | None:
         time_control=job.time_control,
         fault_policy=job.fault_policy,
         sandbox=tuple(s.layer.value for s in sandbox.layers if s.active),
+        bot_seeds=None if job.bot_seeds == (0, 0) else job.bot_seeds,
     )
     log_path = Path(job.log)
     result: MatchResult | None = None

@@ -76,7 +76,7 @@ def raw_records(text: str) -> list[RawRecord]:
 def _readers() -> dict[int, VersionReader]:
     from referee.replay import _v1  # noqa: PLC0415 - the version modules import this one
 
-    return {1: _v1.read, 2: _v1.read}
+    return {1: _v1.read, 2: _v1.read, 3: _v1.read}
 
 
 def _reader(header: dict[str, Any], path: Path | None) -> VersionReader:
@@ -98,7 +98,7 @@ def known_formats() -> tuple[int, ...]:
     """The log format versions this code reads.
 
     >>> known_formats()
-    (1, 2)
+    (1, 2, 3)
     """
     return tuple(sorted(_readers()))
 

@@ -75,6 +75,9 @@ class Header:
     fault_policy: FaultPolicy
     sandbox: tuple[str, ...]
     seats: tuple[SeatIdentity | None, SeatIdentity | None]
+    bot_seeds: tuple[int, int] | None = None
+    """Each seat's own seed, as its Welcome gave it; ``None``: the log has none (written before
+    bots had seeds, or the match gave none)."""
 
 
 @dataclass(frozen=True, slots=True)

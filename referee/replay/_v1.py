@@ -1,4 +1,4 @@
-"""The reader of log formats 1 and 2 (``referee.matchlog``, ``LOG_FORMAT``).
+"""The reader of log formats 1, 2 and 3 (``referee.matchlog``, ``LOG_FORMAT``).
 
 Format 2 is format 1 with salted commitments: each ``hand_end`` and the ``result`` carry a
 ``salt`` (hex); the walker checks the commitments by the header's format.
@@ -141,9 +141,18 @@ def _header(raw: RawRecord, path: Path | None) -> Header:
             fault_policy=FaultPolicy(**fields.obj("fault_policy")),
             sandbox=tuple(str(layer) for layer in fields.items("sandbox")),
             seats=(_seat(seats[0]), _seat(seats[1])),
+            bot_seeds=_bot_seeds(fields) if "bot_seeds" in fields.data else None,
         )
     except (ValueError, TypeError) as error:
         raise LogReadError(BadRecord(raw.line, "header", str(error)), path) from None
+
+
+def _bot_seeds(fields: Fields) -> tuple[int, int]:
+    """The header's optional ``bot_seeds``: two whole numbers that fit a ``uint64``."""
+    seeds = fields.ints("bot_seeds")
+    if len(seeds) != 2 or not all(0 <= seed < 1 << 64 for seed in seeds):
+        raise FieldError("field 'bot_seeds' must be two seeds from 0 to 2**64 - 1")
+    return seeds[0], seeds[1]
 
 
 def _seat(value: Any) -> SeatIdentity | None:

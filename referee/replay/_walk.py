@@ -12,7 +12,8 @@ or, for a hand that never ended (a forfeit), the seed in the ``result`` record. 
 checked against the hand's commitment *before* the hand's actions are replayed, since actions can
 only be judged with a deck that is known to be the one dealt; a mismatch names the record that
 revealed the deck. When the seed is known (the log has its result) every deck is also checked
-against the deck the seed deals.
+against the deck the seed deals to the hand's dealer, under the dealing rule of the log's format
+(:func:`referee.matchlog.log_dealing`: by dealer up to format 2, by seat from format 3).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from referee.bookkeeping import SeatBook, SeatStats, SeatTally, match_verdict, too_slow
 from referee.faults import Fault, FaultKind
 from referee.match import safe_action
-from referee.matchlog import hand_salt, seed_commitment
+from referee.matchlog import hand_salt, log_dealing, seed_commitment
 from referee.replay._records import (
     ActionRecord,
     BodyRecord,
@@ -42,12 +43,12 @@ from referee.rules import (
     HollywoodScore,
     IllegalActionError,
     SeriesEnd,
+    dealt_deck,
     deck_commitment,
     enter_hand,
     first_dealer,
     next_dealer,
     series_end,
-    shuffled_deck,
 )
 
 TIME_TOLERANCE_MS = 0.5
@@ -98,6 +99,7 @@ class Walk:
         self.steps = 0
         self.last_tables: tuple[Table, Table, Table] | None = None
         self.seed = self._trusted_seed()
+        self.dealing = log_dealing(log.header.format)
         self.revealed = {
             record.hand: record for record in log.records if isinstance(record, HandEndRecord)
         }
@@ -135,8 +137,8 @@ class Walk:
             )
         return revealed
 
-    def _deck(self, hand: int) -> tuple[tuple[Card, ...], BodyRecord] | None:
-        """The deck of ``hand`` and the record that revealed it, if any did."""
+    def _deck(self, hand: int, dealer: int) -> tuple[tuple[Card, ...], BodyRecord] | None:
+        """The deck of ``hand`` (dealt by ``dealer``) and the record that revealed it, if any."""
         revealed = self.revealed.get(hand)
         if revealed is not None:
             return revealed.deck, revealed
@@ -147,7 +149,7 @@ class Walk:
             raise Disagreement(
                 result, f"the seed {result.seed} does not match the header's seed commitment"
             )
-        return shuffled_deck(self.seed, hand), result
+        return dealt_deck(self.seed, hand, dealer, self.dealing), result
 
     # --- the walk --------------------------------------------------------------------------
 
@@ -239,7 +241,7 @@ class Walk:
                 "(the winner of a hand deals the next; after a draw the same dealer deals)",
             )
         self.hand_number = record.hand
-        found = self._deck(record.hand)
+        found = self._deck(record.hand, record.dealer)
         if found is None:
             self.blind = record
             return
@@ -265,9 +267,13 @@ class Walk:
                 f"the deck revealed for hand {record.hand} does not match its commitment "
                 f"(line {record.line})",
             )
-        if self.seed is not None and deck != shuffled_deck(self.seed, record.hand):
+        if self.seed is not None and deck != dealt_deck(
+            self.seed, record.hand, record.dealer, self.dealing
+        ):
             raise Disagreement(
-                source, f"the deck revealed for hand {record.hand} is not the one the seed deals"
+                source,
+                f"the deck revealed for hand {record.hand} is not the one the seed deals "
+                f"(format {self.header.format} deals {self.dealing.value.replace('_', ' ')})",
             )
 
     # --- requests, actions, faults ---------------------------------------------------------

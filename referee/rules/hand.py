@@ -201,7 +201,8 @@ def _seed_bytes(seed: int) -> bytes:
 
 
 def shuffled_deck(seed: int, hand_number: int) -> tuple[Card, ...]:
-    """The deck for one hand of a series, in dealing order (first card dealt first).
+    """The shuffle of one hand of a series: the 52 cards in an order fixed by the seed and the
+    hand number. :func:`dealt_deck` turns it into the dealing order.
 
     A Fisher-Yates shuffle driven by SHA-256 of ``(seed, hand_number)`` in counter mode, with
     rejection sampling so every order is equally likely. It is the same in any language and
@@ -233,6 +234,56 @@ def shuffled_deck(seed: int, hand_number: int) -> tuple[Card, ...]:
         pick = draw % bound
         cards[top], cards[pick] = cards[pick], cards[top]
     return tuple(CARDS[card] for card in cards)
+
+
+class Dealing(enum.Enum):
+    """Which of a hand's shuffled cards each player receives.
+
+    The shuffle (:func:`shuffled_deck`) fixes 52 positions; a dealing rule says which positions
+    make up whose hand. Under either rule position 20 is the upcard and positions 21 to 51 the
+    stock, in drawing order.
+    """
+
+    BY_SEAT = "by_seat"
+    """Seat 0 receives positions 0, 2, .., 18 and seat 1 positions 1, 3, .., 19, whoever deals.
+    The rule of log format 3 on: in a duplicate pair (one seed, seats swapped) each bot then
+    holds, hand by hand, the cards its opponent held in the other leg."""
+    BY_DEALER = "by_dealer"
+    """The shuffle is the dealing order: the non-dealer receives positions 0, 2, .., 18. The
+    rule of log formats 1 and 2; as the winner of a hand deals the next, a bot that won the
+    same hand in both legs of a pair was dealt the same cards again in both."""
+
+
+def dealt_deck(
+    seed: int, hand_number: int, dealer: int, dealing: Dealing = Dealing.BY_SEAT
+) -> tuple[Card, ...]:
+    """The deck of one hand of a series in dealing order (what :meth:`HandState.deal` takes):
+    the shuffle of ``(seed, hand_number)`` with its first twenty cards given out by ``dealing``.
+
+    Under :attr:`Dealing.BY_SEAT` the same seat holds the same cards whoever deals:
+
+    >>> by_seat = [HandState.deal(dealt_deck(5, 0, dealer), dealer).hands for dealer in (0, 1)]
+    >>> by_seat[0] == by_seat[1]
+    True
+    >>> by_dealer = [
+    ...     HandState.deal(dealt_deck(5, 0, dealer, Dealing.BY_DEALER), dealer).hands
+    ...     for dealer in (0, 1)
+    ... ]
+    >>> by_dealer[0] == by_dealer[1][::-1]
+    True
+    >>> dealt_deck(5, 0, 1) == shuffled_deck(5, 0) == dealt_deck(5, 0, 0, Dealing.BY_DEALER)
+    True
+
+    Raises:
+        ValueError: a negative seed or hand number, or a dealer that is not seat 0 or 1.
+    """
+    if dealer not in (0, 1):
+        raise ValueError(f"dealer must be seat 0 or 1, not {dealer!r}")
+    deck = shuffled_deck(seed, hand_number)
+    if dealing is Dealing.BY_DEALER or dealer == 1:
+        return deck  # the non-dealer, first to receive, is seat 0: the shuffle's even positions
+    swapped = [card for index in range(0, 20, 2) for card in (deck[index + 1], deck[index])]
+    return (*swapped, *deck[20:])
 
 
 _COMMITMENT_DOMAIN: Final = b"hollywood-gin/deck-commitment/v2/"
@@ -297,7 +348,8 @@ class HandState:
         cls, deck: Sequence[int], dealer: int, params: RuleParams = DEFAULT_PARAMS
     ) -> HandState:
         """Deal a hand from a deck in dealing order: ten cards each, one at a time from the
-        non-dealer, then the upcard; the rest is the stock.
+        non-dealer, then the upcard; the rest is the stock. :func:`dealt_deck` gives a series'
+        decks in this order.
 
         Raises:
             ValueError: the deck is not the 52 cards once each, or the dealer is not 0 or 1.

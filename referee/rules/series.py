@@ -11,7 +11,8 @@ import enum
 import hashlib
 from dataclasses import dataclass
 
-from referee.rules.hand import Action, Event, HandOutcome, HandState, shuffled_deck
+from referee.rules.cards import Card
+from referee.rules.hand import Action, Dealing, Event, HandOutcome, HandState, dealt_deck
 from referee.rules.params import RuleParams
 from referee.rules.scoring import DEFAULT_PARAMS, HollywoodScore
 
@@ -101,19 +102,28 @@ def series_end(score: HollywoodScore, hands: int) -> SeriesEnd | None:
 class SeriesState:
     """The full state of a series: the score sheet, the current hand and the finished ones.
 
+    Each hand is dealt by :func:`dealt_deck` from the seed, the hand number and its dealer,
+    under ``dealing`` (by seat unless a caller replays the older rule).
+
     Raises:
         ValueError: a negative seed.
     """
 
-    def __init__(self, seed: int, params: RuleParams = DEFAULT_PARAMS) -> None:
+    def __init__(
+        self,
+        seed: int,
+        params: RuleParams = DEFAULT_PARAMS,
+        dealing: Dealing = Dealing.BY_SEAT,
+    ) -> None:
         if seed < 0:
             raise ValueError(f"seed must be a non-negative integer, not {seed}")
         self.seed = seed
         self.params = params
+        self.dealing = dealing
         self.score = HollywoodScore(params)
         self.first_dealer = first_dealer(seed)
         self.hand_number = 0
-        self.hand = HandState(shuffled_deck(seed, 0), self.first_dealer, params)
+        self.hand = HandState(self._deck(0, self.first_dealer), self.first_dealer, params)
         self.finished: list[HandRecord] = []
         self.result: SeriesResult | None = None
 
@@ -151,7 +161,10 @@ class SeriesState:
             return
         dealer = next_dealer(self.hand.dealer, outcome)
         self.hand_number += 1
-        self.hand = HandState(shuffled_deck(self.seed, self.hand_number), dealer, self.params)
+        self.hand = HandState(self._deck(self.hand_number, dealer), dealer, self.params)
+
+    def _deck(self, hand_number: int, dealer: int) -> tuple[Card, ...]:
+        return dealt_deck(self.seed, hand_number, dealer, self.dealing)
 
     def _end(self, end: SeriesEnd) -> None:
         self.result = SeriesResult(

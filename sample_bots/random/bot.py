@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import sys
 from collections.abc import Sequence
 
@@ -11,13 +10,15 @@ from referee.rules import Action, Observation
 
 
 class RandomBot(Bot):
-    """A uniformly random legal action from its own generator."""
+    """A uniformly random legal action, drawn from the SDK's generator (:attr:`Bot.rng`), which
+    the referee's seed for the series seeds: the same league secret, the same choices."""
 
     name = "random"
     version = "1.0.0"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
+        if seed is not None:  # in process; a series over the protocol brings its own
+            self.seed_random(seed)
 
     def decide(self, view: Observation, legal: Sequence[Action]) -> Action:  # noqa: ARG002
         return legal[self.rng.randrange(len(legal))]

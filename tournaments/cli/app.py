@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from tournaments.cli import bot, league, play, sandbox
 from tournaments.cli.common import app
+from tournaments.cli.match import match
 from tournaments.cli.replay import replay
 
 app.command()(replay)
+app.command()(match)
 
 __all__ = ["app", "bot", "league", "play", "sandbox"]

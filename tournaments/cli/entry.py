@@ -14,12 +14,15 @@ def main() -> None:
     harden_referee_process()
     from tournaments.cli.app import app  # noqa: PLC0415 - imports grpc
     from tournaments.cli.common import fail  # noqa: PLC0415 - after the hardening too
+    from tournaments.executors import ExecutorError  # noqa: PLC0415
     from tournaments.store import StoreDamaged  # noqa: PLC0415
 
     try:
         app()
     except StoreDamaged as error:  # found in any command, wherever the damaged row was read
         raise SystemExit(fail(f"{error}; restore the store from a backup").exit_code) from None
+    except ExecutorError as error:  # a full disk, a lost cluster: in a command that runs matches
+        raise SystemExit(fail(str(error), 1).exit_code) from None
 
 
 if __name__ == "__main__":

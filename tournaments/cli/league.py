@@ -1,4 +1,4 @@
-"""``gin league create|run|demo|status|verify|restat|standings``."""
+"""``gin league create|extend|run|demo|status|verify|restat|standings``."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from rich.live import Live
 from tournaments.audit import audit
 from tournaments.cli import render
 from tournaments.cli.common import Strict, console, fail, league_app, open_arena, open_sandbox, said
-from tournaments.cli.demo import prepare_demo
+from tournaments.cli.demo import DemoHomeError, prepare_demo
 from tournaments.cli.live import LeagueView
 from tournaments.executors import Executor, ExecutorError
 from tournaments.league import (
     LeagueConfig,
     LeagueError,
     create_league,
+    extend_league,
     load_league,
     stored_league,
 )
@@ -66,6 +67,27 @@ def league_create(file: Annotated[Path, typer.Argument(help="The league's TOML f
         raise fail(str(error)) from None
     total = len(store.matches(config.name))
     console.print(f"league {config.name}: {len(idents)} bots, {total} matches ({added} new)")
+
+
+@league_app.command("extend")
+def league_extend(
+    name: Annotated[str, typer.Argument(help="The league.")],
+    series: Annotated[
+        int, typer.Option("--series", help="Series to add to every pairing (even: pairs).")
+    ],
+) -> None:
+    """Add series to every pairing, with new deals; no existing match changes. Play them with
+    gin league run."""
+    _, store = open_arena()
+    _league(store, name)
+    try:
+        grown, added = extend_league(store, name, series)
+    except LeagueError as error:
+        raise fail(str(error)) from None
+    console.print(
+        f"league {name}: {grown.series_per_pairing} series per pairing, {added} new matches; "
+        f"play them with: gin league run {name}"
+    )
 
 
 class ExecutorKind(enum.Enum):
@@ -170,7 +192,10 @@ def league_demo(
 ) -> None:
     """Run a short league of the sample bots, live, and print the standings."""
     sandbox = open_sandbox(strict=False)
-    arena, store, config = prepare_demo(home, series, seed)
+    try:
+        arena, store, config = prepare_demo(home, series, seed)
+    except DemoHomeError as error:
+        raise fail(str(error)) from None
     layers = ", ".join(s.layer.name for s in sandbox.layers if s.active) or "none"
     console.print(
         f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
@@ -250,14 +275,23 @@ def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 def league_standings(
     name: Annotated[str, typer.Argument(help="The league.")],
     output: Annotated[Format, typer.Option("--format", help="table, json or csv.")] = Format.TABLE,
+    crosstable: Annotated[
+        bool,
+        typer.Option(
+            "--crosstable",
+            help="Also the crosstable (table); with --format csv, one row per pairing instead.",
+        ),
+    ] = False,
 ) -> None:
     """The standings: results per bot, ratings with 95% intervals, the pairwise table."""
     _, store = open_arena()
     _league(store, name)
-    _print_standings(store, name, output)
+    _print_standings(store, name, output, crosstable=crosstable)
 
 
-def _print_standings(store: Store, name: str, output: Format) -> None:
+def _print_standings(store: Store, name: str, output: Format, *, crosstable: bool = False) -> None:
+    """The standings in a format: ``crosstable`` adds the grid to the table and turns the CSV
+    into one row per ordered pairing (JSON holds both always)."""
     try:
         standings = compute(name, store.results(name))
     except StoreDamaged as error:
@@ -268,7 +302,9 @@ def _print_standings(store: Store, name: str, output: Format) -> None:
     if output is Format.JSON:
         print(json.dumps(standings.to_dict(), indent=2))
     elif output is Format.CSV:
-        print(standings.to_csv(), end="")
+        print(standings.pairwise_csv() if crosstable else standings.to_csv(), end="")
     else:
         console.print(render.standings_table(standings))
         console.print(render.pairwise_table(standings))
+        if crosstable:
+            console.print(render.crosstable(standings))

@@ -29,6 +29,7 @@ from referee.rules import (
     play_series,
 )
 from referee.sandbox import Sandbox
+from tournaments.bot_seeds import play_bot_seeds
 from tournaments.cli import render
 from tournaments.cli.common import (
     MoveTime,
@@ -63,16 +64,19 @@ def _default_log(match_id: str, manifests: tuple[Manifest, Manifest]) -> Path:
     return runs / f"{match_id}.jsonl"
 
 
-def _deal_seed(seed: int | None, public: bool) -> int:
-    """The series' deal seed: random; ``seed`` as given (public deals); or ``seed`` keyed with the
-    secret of the store in ``GIN_HOME``, so that no bot can rebuild the deals from it."""
+def _seeds(seed: int | None, public: bool) -> tuple[int, tuple[int, int]]:
+    """The series' deal seed and the bots' own seeds. The deal seed: random; ``seed`` as given
+    (public deals); or ``seed`` keyed with the secret of the store in ``GIN_HOME``, so that no bot
+    can rebuild the deals from it. The bots' seeds: random without ``seed``, else from ``seed`` as
+    the deal is (keyed alike, under a label of their own), so the same seed replays the series."""
     if seed is None:
-        return secrets.randbits(63)
+        return secrets.randbits(63), play_bot_seeds(None, None)
     if public:
-        return seed
+        return seed, play_bot_seeds(seed, None)
     _, store = open_arena()
     try:
-        return play_seed(store.secret("home"), seed)
+        home = store.secret("home")
+        return play_seed(home, seed), play_bot_seeds(seed, home)
     except sqlite3.Error as error:  # opened, but its key cannot be written or read
         raise fail(f"cannot keep the seed's key in the store {store.path}: {error}") from None
     finally:
@@ -151,7 +155,7 @@ def play(
     if public_deals and seed is None:
         raise fail("--public-deals needs --seed: the deals follow from it alone")
     sandbox = open_sandbox(strict)
-    deal_seed = _deal_seed(seed, public_deals)
+    deal_seed, bot_seeds = _seeds(seed, public_deals)
     match_id = play_match_id()
     log = log or _default_log(match_id, manifests)
     if log.exists():
@@ -163,6 +167,7 @@ def play(
         time_control=TimeControl(move_time_ms=int(move_time * 1000)),
         sandbox=_active_layers(sandbox),
         cpus=None if placement is None else placement.as_pair(),
+        bot_seeds=bot_seeds,
     )
     seats = (
         remote_seat(manifests[0], sandbox.prepare, f"{match_id}-0"),

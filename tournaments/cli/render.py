@@ -19,7 +19,7 @@ from referee.replay import Showdown
 from referee.rules import Card, CardSet, HandRecord, SeriesResult
 from tournaments.cli.words import END_WORDS as END_WORDS  # noqa: PLC0414 - re-exported
 from tournaments.cli.words import drawn_text, scores_text, series_verdict
-from tournaments.standings import Standings
+from tournaments.standings import BotStanding, Pairwise, Standings
 from tournaments.store import BotRow
 
 SUIT_STYLES = ("green", "blue", "red", "white")
@@ -193,7 +193,10 @@ def bots_table(bots: Sequence[BotRow]) -> Table:
 
 
 def standings_table(standings: Standings) -> Table:
-    """One line per bot, best rating first (full detail: ``--format json``)."""
+    """One line per bot, best rating first (full detail: ``--format json``).
+
+    A bot that won every series shows its rating as ``>= low``, one that lost every series as
+    ``<= high``: the data bound it on one side only."""
     table = Table(title=f"Standings: {standings.league} ({standings.series} series)")
     for column, justify in (
         ("#", "right"),
@@ -214,8 +217,7 @@ def standings_table(standings: Standings) -> Table:
         table.add_row(
             str(rank),
             bot_text(bot.bot),
-            f"{bot.rating:+.0f}",
-            f"{bot.rating_low:+.0f}..{bot.rating_high:+.0f}",
+            *_rating_cells(bot),
             f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
             f"{bot.games_won}-{bot.games_lost}",
             str(bot.hands_won),
@@ -227,28 +229,95 @@ def standings_table(standings: Standings) -> Table:
     return table
 
 
+def _rating_cells(bot: BotStanding) -> tuple[str, str]:
+    """The Elo and 95% CI cells: a bound as ``>= x`` or ``<= x`` with no interval."""
+    if bot.rating_bound == "lower" and bot.rating_low is not None:
+        return f">= {bot.rating_low:+.0f}", "-"
+    if bot.rating_bound == "upper" and bot.rating_high is not None:
+        return f"<= {bot.rating_high:+.0f}", "-"
+    return f"{bot.rating:+.0f}", f"{_signed(bot.rating_low, 0)}..{_signed(bot.rating_high, 0)}"
+
+
+def _signed(value: float | None, digits: int) -> str:
+    """A signed figure, or a dash where there is none."""
+    return "-" if value is None else f"{value:+.{digits}f}"
+
+
+def _elo_cell(pair: Pairwise) -> str:
+    """The pairing's Elo difference and its 95% interval: a bound as ``>= x``, a dash below 4
+    units, an open end as ``inf``."""
+    if pair.elo_bound == "lower":
+        return "-" if pair.elo_low is None else f">= {pair.elo_low:+.0f}"
+    if pair.elo_bound == "upper":
+        return "-" if pair.elo_high is None else f"<= {pair.elo_high:+.0f}"
+    if pair.elo is None:
+        return "-"
+    if pair.los is None:
+        return f"{pair.elo:+.0f}"
+    low = "-inf" if pair.elo_low is None else f"{pair.elo_low:+.0f}"
+    high = "+inf" if pair.elo_high is None else f"{pair.elo_high:+.0f}"
+    return f"{pair.elo:+.0f} ({low}, {high})"
+
+
+def _margin_cell(pair: Pairwise) -> str:
+    if pair.margin is None:
+        return "-"
+    if pair.margin_low is None or pair.margin_high is None:
+        return f"{pair.margin:+.1f}"
+    return f"{pair.margin:+.1f} ({pair.margin_low:+.1f}, {pair.margin_high:+.1f})"
+
+
 def pairwise_table(standings: Standings) -> Table:
-    """Each pairing: score, likelihood of superiority, paired point margin."""
-    table = Table(title="Pairwise (row against column)")
-    for column in ("bot", "opponent", "series", "score", "LOS", "paired margin (95% CI)"):
+    """Each pairing once, from its first bot's side: counted in duplicate pairs (or series
+    where there are none), the score, the Elo difference with its interval, LOS and the paired
+    point margin; a dash below 4 units."""
+    table = Table(title="Pairwise (the first bot against the second; per pair where paired)")
+    for column in (
+        "bot",
+        "opponent",
+        "pairs",
+        "series W-D-L",
+        "pairs 0/½/1/1½/2",
+        "score",
+        "Elo diff (95% CI)",
+        "LOS",
+        "margin (95% CI)",
+    ):
         table.add_column(column, justify="left" if column in ("bot", "opponent") else "right")
     for pair in standings.pairwise:
         if pair.bot > pair.opponent:
             continue
-        margin = "-"
-        if pair.margin is not None:
-            interval = (
-                ""
-                if pair.margin_low is None
-                else f" ({pair.margin_low:+.1f}, {pair.margin_high:+.1f})"
-            )
-            margin = f"{pair.margin:+.1f}{interval}"
+        penta = "-" if pair.pentanomial is None else "/".join(map(str, pair.pentanomial))
         table.add_row(
             bot_text(pair.bot),
             bot_text(pair.opponent),
-            str(pair.series),
+            "-" if pair.pentanomial is None else str(pair.units),
+            f"{pair.wins:g}-{pair.draws}-{pair.losses:g}",
+            penta,
             f"{pair.score:.0%}",
-            f"{pair.los:.0%}",
-            margin,
+            _elo_cell(pair),
+            "-" if pair.los is None else f"{pair.los:.1%}",
+            _margin_cell(pair),
         )
+    return table
+
+
+def crosstable(standings: Standings) -> Table:
+    """Rows and columns of bots, best first: each cell the row bot's score against the column
+    bot and, in brackets, the units (pairs, or series where unpaired) it is over."""
+    grid = standings.crosstable()
+    table = Table(title="Crosstable (row's score against column, units in brackets)")
+    table.add_column("#", justify="right")
+    table.add_column("bot")
+    for number in range(1, len(grid.bots) + 1):
+        table.add_column(str(number), justify="right")
+    for number, row in enumerate(grid.bots, start=1):
+        cells = []
+        for column in grid.bots:
+            pair = grid.cell(row, column)
+            if row == column:
+                cells.append("·")
+            else:
+                cells.append("-" if pair is None else f"{pair.score:.0%} ({pair.units})")
+        table.add_row(str(number), bot_text(row), *cells)
     return table

@@ -7,6 +7,8 @@ come from the log, which a bot may have shaped: the callers escape what these re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from referee.replay import (
     ActionRecord,
     FaultRecord,
@@ -18,6 +20,8 @@ from referee.replay import (
     viewer_index,
 )
 from referee.rules import Action, Card, DrawStock, HandEnd, Knock, TakeUpcard, format_cards
+from tournaments.inference import ScoreEstimate
+from tournaments.sprt import SprtSettings, Verdict
 
 Names = tuple[str, str]
 
@@ -192,3 +196,82 @@ def note_text(step: Step) -> str:
     """A note's verdict and the record where the log disagrees or stops."""
     status = "" if step.status is None else step.status.value
     return f"{status}: {step.problem}"
+
+
+# --- a match's test (gin match) -----------------------------------------------------------------
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:g}%"
+
+
+def h1_text(first: str, second: str, settings: SprtSettings) -> str:
+    """What the sequential test accepting H1 says, and no more.
+
+    >>> print(h1_text("new", "old", SprtSettings(0.0, 5.0)))  # doctest: +NORMALIZE_WHITESPACE
+    H1 accepted: new is stronger than old by more than +0 Elo; the pairs favour +5 over +0
+    (a difference of +0 or less ends this way at most 5% of the time)
+    """
+    elo0, elo1 = settings.elo0, settings.elo1
+    return (
+        f"H1 accepted: {first} is stronger than {second} by more than {elo0:+g} Elo; the pairs "
+        f"favour {elo1:+g} over {elo0:+g} (a difference of {elo0:+g} or less ends this way at "
+        f"most {_percent(settings.alpha)} of the time)"
+    )
+
+
+def h0_text(first: str, second: str, settings: SprtSettings) -> str:
+    """What the sequential test accepting H0 says, and no more.
+
+    >>> print(h0_text("new", "old", SprtSettings(0.0, 5.0, beta=0.1)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    H0 accepted: new is not stronger than old by +5 Elo or more; the pairs favour +0 over +5
+    (a difference of +5 or more ends this way at most 10% of the time)
+    """
+    elo0, elo1 = settings.elo0, settings.elo1
+    return (
+        f"H0 accepted: {first} is not stronger than {second} by {elo1:+g} Elo or more; the "
+        f"pairs favour {elo0:+g} over {elo1:+g} (a difference of {elo1:+g} or more ends this "
+        f"way at most {_percent(settings.beta)} of the time)"
+    )
+
+
+def verdict_text(verdict: Verdict, first: str, second: str, settings: SprtSettings) -> str:
+    """The test's decision in one line."""
+    return (h1_text if verdict is Verdict.H1 else h0_text)(first, second, settings)
+
+
+def elo_text(estimate: ScoreEstimate | None) -> str:
+    """The Elo difference with its 95% interval (a bound when every pair went one way).
+
+    >>> from tournaments.inference import score_estimate
+    >>> elo_text(score_estimate([1.0, 0.75, 0.5, 1.0, 0.75, 0.25]))
+    'Elo +154 [-78, +inf]'
+    >>> elo_text(score_estimate([1.0] * 8)), elo_text(score_estimate([0.5, 1.0]))
+    ('Elo > +93 (every pair won)', 'Elo +191 (no interval below 4 pairs)')
+    """
+    if estimate is None:
+        return "Elo: no pairs yet"
+    if estimate.bound is not None:
+        lower = estimate.bound == "lower"
+        word, sign = ("won", ">") if lower else ("lost", "<")
+        edge = estimate.elo_low if lower else estimate.elo_high
+        if edge is None:
+            return f"Elo: every pair {word} (no bound below 4 pairs)"
+        return f"Elo {sign} {edge:+.0f} (every pair {word})"
+    assert estimate.elo is not None
+    if estimate.los is None:
+        return f"Elo {estimate.elo:+.0f} (no interval below 4 pairs)"
+    low = "-inf" if estimate.elo_low is None else f"{estimate.elo_low:+.0f}"
+    high = "+inf" if estimate.elo_high is None else f"{estimate.elo_high:+.0f}"
+    return f"Elo {estimate.elo:+.0f} [{low}, {high}]"
+
+
+def counts_text(counts: Sequence[int]) -> str:
+    """The pentanomial: how many pairs the first bot scored 0, ½, 1, 1½ and 2 series of two.
+
+    >>> counts_text((0, 1, 5, 2, 1))
+    'pairs 0:0 ½:1 1:5 1½:2 2:1'
+    """
+    labels = ("0", "½", "1", "1½", "2")
+    return "pairs " + " ".join(f"{label}:{n}" for label, n in zip(labels, counts, strict=True))

@@ -1,0 +1,300 @@
+"""``gin match A B``: a head-to-head of two bots in duplicate pairs, a fixed number of them or
+until the sequential test decides, live, resumable (``tournaments.headtohead`` does the work)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from contextlib import nullcontext, redirect_stdout
+from functools import partial
+from typing import Annotated
+
+import trio
+import typer
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.text import Text
+
+from referee.bot_text import shown
+from tournaments.cli.common import Strict, console, fail, open_arena, open_sandbox, said
+from tournaments.cli.words import counts_text, elo_text, verdict_text
+from tournaments.executors import ExecutorError
+from tournaments.headtohead import (
+    MatchReport,
+    batch_pairs,
+    match_config,
+    match_name,
+    match_report,
+    play_match,
+    start_match,
+)
+from tournaments.league import LeagueConfig, LeagueError
+from tournaments.registry import Arena, RegistryError, resolve
+from tournaments.runner import LeagueBusy, PairTally, Progress
+from tournaments.sprt import SprtSettings
+from tournaments.store import Store, StoreDamaged
+
+DEFAULT_CAP = 2000
+"""Pairs at most of a match with a test, unless ``--max-pairs`` says otherwise."""
+
+
+class MatchTestView:
+    """The live display of ``gin match``: the test's LLR between its bounds, the pair counts,
+    the Elo difference with its interval; not on a terminal, one plain line per finished pair."""
+
+    def __init__(
+        self, config: LeagueConfig, tally: PairTally, cap: int | None, out: Console
+    ) -> None:
+        self.config = config
+        self.tally = tally
+        self.cap = cap
+        self.out = out
+        self.progress: Progress | None = None
+        self.shown_pairs = len(tally.units)
+
+    def report(self) -> MatchReport:
+        """Where the match stands now."""
+        return match_report(self.config, self.tally, None, self.cap)
+
+    def update(self, progress: Progress) -> None:
+        """The runner's listener (off a terminal: a line for each pair finished since)."""
+        self.progress = progress
+        if self.out.is_terminal:
+            return
+        while self.shown_pairs < len(self.tally.units):
+            self.shown_pairs += 1
+            unit = self.tally.units[self.shown_pairs - 1]
+            line = f"pair {self.shown_pairs}: {2 * unit.score:g}/2; {summary_line(self.report())}"
+            self.out.print(shown(line), markup=False, highlight=False, soft_wrap=True)
+
+    def __rich__(self) -> RenderableType:
+        report = self.report()
+        scheduled = self.config.series_per_pairing // 2
+        of = f" of {scheduled}" if self.cap is None else f" (cap {self.cap})"
+        running = 0 if self.progress is None else len(self.progress.running)
+        first, second = report.bots
+        head = Text(
+            shown(
+                f"{report.name}: {first} vs {second}: {report.pairs} pairs{of}, {running} running"
+            )
+        )
+        parts: list[RenderableType] = [head]
+        test = report.test
+        if test is not None:
+            parts.append(Text(f"LLR {test.llr:+.2f}  [{test.lower:+.2f}, {test.upper:+.2f}]"))
+            parts.append(Text(llr_gauge(test.llr, test.lower, test.upper)))
+        parts.append(Text(counts_text(report.counts)))
+        parts.append(Text(estimate_line(report)))
+        return Group(*parts)
+
+
+def llr_gauge(llr: float, lower: float, upper: float, width: int = 41) -> str:
+    """Where the LLR stands between the bounds: H0 accepted at the left end, H1 at the right.
+
+    >>> llr_gauge(0.0, -3.0, 3.0, width=9), llr_gauge(5.0, -3.0, 3.0, width=9)
+    ('H0 ····●···· H1', 'H0 ········● H1')
+    """
+    share = min(max((llr - lower) / (upper - lower), 0.0), 1.0)
+    marks = ["·"] * width
+    marks[round(share * (width - 1))] = "●"
+    return f"H0 {''.join(marks)} H1"
+
+
+def estimate_line(report: MatchReport) -> str:
+    """The Elo difference, LOS and margin, from the first bot's side."""
+    words = [elo_text(report.score)]
+    if report.score is not None and report.score.los is not None:
+        words.append(f"LOS {100 * report.score.los:.1f}%")
+    margin = report.margin
+    if margin is not None and margin.low is not None and margin.high is not None:
+        words.append(f"margin {margin.mean:+.1f} [{margin.low:+.1f}, {margin.high:+.1f}] points")
+    return ", ".join(words)
+
+
+def summary_line(report: MatchReport) -> str:
+    """One line: the pair counts, the test (if any), the estimates."""
+    words = [counts_text(report.counts)]
+    test = report.test
+    if test is not None:
+        words.append(f"LLR {test.llr:+.2f} [{test.lower:+.2f}, {test.upper:+.2f}]")
+    words.append(estimate_line(report))
+    return "; ".join(words)
+
+
+def _mode(
+    pairs: int | None,
+    elo: tuple[float | None, float | None],
+    errors: tuple[float | None, float | None],
+    max_pairs: int | None,
+) -> tuple[SprtSettings | None, int]:
+    """The test's settings (``None``: a fixed match) and the pairs: fixed, or the cap."""
+    elo0, elo1 = elo
+    alpha, beta = errors
+    testing = any(value is not None for value in (elo0, elo1, alpha, beta, max_pairs))
+    if pairs is not None:
+        if testing:
+            raise fail("--pairs is a fixed match: leave out --elo0, --elo1, --alpha, --beta")
+        if pairs < 1:
+            raise fail(f"--pairs must be positive, not {pairs}")
+        return None, pairs
+    if elo0 is None or elo1 is None:
+        raise fail("give --pairs N, or the sequential test's --elo0 and --elo1 (docs/match.md)")
+    cap = DEFAULT_CAP if max_pairs is None else max_pairs
+    if cap < 1:
+        raise fail(f"--max-pairs must be positive, not {cap}")
+    given = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta}
+    try:
+        settings = SprtSettings.from_dict({k: v for k, v in given.items() if v is not None})
+    except ValueError as error:
+        raise fail(f"the sequential test: {error}") from None
+    return settings, cap
+
+
+def _options(settings: SprtSettings | None, count: int, move_time: float | None) -> str:
+    """The command's options for this match, as a user would type them again."""
+    if settings is None:
+        words = f"--pairs {count}"
+    else:
+        words = (
+            f"--elo0 {settings.elo0:g} --elo1 {settings.elo1:g} --alpha {settings.alpha:g} "
+            f"--beta {settings.beta:g} --max-pairs {count}"
+        )
+    return words if move_time is None else f"{words} --move-time {move_time:g}"
+
+
+def match(
+    first: Annotated[str, typer.Argument(help="The bot under test: NAME or NAME@VERSION.")],
+    second: Annotated[str, typer.Argument(help="Its opponent: NAME or NAME@VERSION.")],
+    pairs: Annotated[
+        int | None, typer.Option("--pairs", help="A fixed number of duplicate pairs.")
+    ] = None,
+    elo0: Annotated[
+        float | None, typer.Option("--elo0", help="The test's H0: an Elo difference of elo0.")
+    ] = None,
+    elo1: Annotated[
+        float | None, typer.Option("--elo1", help="The test's H1: an Elo difference of elo1.")
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option("--alpha", help="Chance of accepting H1 under H0 [0.05].")
+    ] = None,
+    beta: Annotated[
+        float | None, typer.Option("--beta", help="Chance of accepting H0 under H1 [0.05].")
+    ] = None,
+    max_pairs: Annotated[
+        int | None,
+        typer.Option("--max-pairs", help=f"The test's cap on pairs [{DEFAULT_CAP}]."),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The match's name [A-vs-B]; the same resumes.")
+    ] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
+    strict: Strict = False,
+    move_time: Annotated[
+        float | None, typer.Option("--move-time", help="Seconds per decision [1].")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON at the end (docs/match.md).")
+    ] = False,
+) -> None:
+    """A head-to-head of two bots in duplicate pairs: a fixed number (--pairs), or the
+    sequential test (--elo0, --elo1), stopping once it decides. Ctrl-C, then the same command,
+    resumes."""
+    settings, count = _mode(pairs, (elo0, elo1), (alpha, beta), max_pairs)
+    if jobs < 1:
+        raise fail(f"--jobs must be positive, not {jobs}")
+    arena, store = open_arena()
+    try:
+        bots = resolve(store, first).ident, resolve(store, second).ident
+    except RegistryError as error:
+        raise fail(str(error)) from None
+    if bots[0] == bots[1]:
+        raise fail(f"{first} and {second} are the same bot ({bots[0]}): a match needs two")
+    name = name or match_name(first, second)
+    move_ms = None if move_time is None else round(move_time * 1000)
+    initial = count if settings is None else batch_pairs(jobs, 0, count)
+    try:
+        config = start_match(store, match_config(name, bots, initial, settings, jobs, move_ms))
+    except LeagueError as error:
+        raise fail(" ".join(str(error).split())) from None
+    with redirect_stdout(sys.stderr) if as_json else nullcontext():  # its warnings: not JSON
+        open_sandbox(strict)
+    out = Console(stderr=True, emoji=False) if as_json else console
+    again = f"gin match {first} {second} {_options(settings, count, move_time)} --name {name}"
+    cap = None if settings is None else count
+    report = _play(arena, store, config, cap, strict=strict, out=out, again=again)
+    _finish(report, out, as_json)
+
+
+def _play(
+    arena: Arena,
+    store: Store,
+    config: LeagueConfig,
+    cap: int | None,
+    *,
+    strict: bool,
+    out: Console,
+    again: str,
+) -> MatchReport:
+    """Play the match (:func:`tournaments.headtohead.play_match`); the final report."""
+    try:
+        tally = PairTally(config.bots[0], store.results(config.name))
+    except StoreDamaged as error:
+        raise fail(f"{error}; restore the store from a backup") from None
+    view = MatchTestView(config, tally, cap, out)
+    live = Live(view, console=out, refresh_per_second=4) if out.is_terminal else nullcontext()
+
+    def grown(progress: Progress) -> None:
+        view.config = dataclasses.replace(view.config, series_per_pairing=progress.total)
+        view.update(progress)
+
+    play = partial(play_match, arena, store, config, tally, cap, strict=strict, listener=grown)
+    try:
+        with live:
+            config, decision = trio.run(play)
+    except LeagueBusy as busy:
+        raise fail(str(busy)) from None
+    except StoreDamaged as error:
+        raise fail(f"{error}; restore the store from a backup") from None
+    except (KeyboardInterrupt, ExecutorError) as stop:
+        if isinstance(stop, ExecutorError):
+            out.print(f"[red]error:[/red] {said(stop)}")
+        out.print(
+            f"stopped ({_pairs(len(tally.units))} complete). Resume with: {said(again)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130 if isinstance(stop, KeyboardInterrupt) else 1) from None
+    return match_report(config, tally, decision, cap)
+
+
+def _pairs(count: int) -> str:
+    return f"{count} pair" if count == 1 else f"{count} pairs"
+
+
+def _finish(report: MatchReport, out: Console, as_json: bool) -> None:
+    """Say where the match ended, in a line or two; the JSON on stdout with ``--json``."""
+    first, second = report.bots
+    out.print(
+        f"{said(report.name)}: {said(first)} vs {said(second)}, {report.pairs} pairs "
+        f"({report.series} series): {said(summary_line(report))}",
+        soft_wrap=True,
+    )
+    test, settings = report.test, report.settings
+    if test is not None and test.verdict is not None and settings is not None:
+        out.print(said(verdict_text(test.verdict, first, second, settings)), soft_wrap=True)
+    elif report.state == "cap reached":
+        out.print(
+            f"cap reached: {report.pairs} pairs and the test has not decided (LLR "
+            f"{test.llr if test else 0:+.2f} between its bounds); raise --max-pairs to go on",
+            soft_wrap=True,
+        )
+    elif report.state == "unfinished":
+        out.print(
+            f"unfinished: some matches failed (gin league status {said(report.name)}); run the "
+            "same command again to retry them",
+            soft_wrap=True,
+        )
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+    if report.state == "unfinished":
+        raise typer.Exit(1)

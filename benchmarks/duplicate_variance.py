@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import multiprocessing
 import random
 import statistics
 import sys
@@ -44,7 +43,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.harness import environment, loadavg, usable_cpus
+from benchmarks.harness import environment, loadavg, matchup_parser, pool_map, usable_cpus
 from referee.rules import (
     CardSet,
     Dealing,
@@ -162,11 +161,7 @@ def run_task(task: Task) -> tuple[Task, dict[Dealing, PairPlay]]:
 
 def run_tasks(tasks: Sequence[Task], jobs: int) -> Iterator[tuple[Task, dict[Dealing, PairPlay]]]:
     """Play every task, in worker processes when ``jobs`` > 1; results come as they finish."""
-    if jobs <= 1:
-        yield from map(run_task, tasks)
-        return
-    with multiprocessing.Pool(jobs) as pool:
-        yield from pool.imap_unordered(run_task, tasks, chunksize=4)
+    return pool_map(run_task, tasks, jobs, chunksize=4)
 
 
 # --- statistics --------------------------------------------------------------------------------
@@ -306,14 +301,8 @@ class Config:
     argv: tuple[str, ...]
 
 
-def parse_matchup(text: str) -> tuple[str, str]:
-    """``A:B`` with both names known."""
-    a, sep, b = text.partition(":")
-    if not sep or a not in POLICIES or b not in POLICIES:
-        raise argparse.ArgumentTypeError(
-            f"a matchup is A:B with A and B among {', '.join(POLICIES)}, not {text!r}"
-        )
-    return a, b
+parse_matchup = matchup_parser(POLICIES)
+"""``A:B`` with both names known (an argparse type)."""
 
 
 def parse_args(argv: Sequence[str] | None) -> Config:

@@ -9,15 +9,21 @@ apart.
 
 from __future__ import annotations
 
+import argparse
 import gc
+import multiprocessing
 import os
 import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 OURS = "ours"
 """The ``library`` name of our own variants."""
@@ -146,3 +152,29 @@ def rss_kib() -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def pool_map(
+    function: Callable[[T], R], tasks: Sequence[T], jobs: int, chunksize: int = 1
+) -> Iterator[R]:
+    """``function`` over every task, in ``jobs`` worker processes when more than one; results
+    come as they finish (in any order: each carries its task)."""
+    if jobs <= 1:
+        yield from map(function, tasks)
+        return
+    with multiprocessing.Pool(jobs) as pool:
+        yield from pool.imap_unordered(function, tasks, chunksize=chunksize)
+
+
+def matchup_parser(names: Collection[str]) -> Callable[[str], tuple[str, str]]:
+    """An argparse type for ``A:B``, with both names among ``names``."""
+
+    def parse(text: str) -> tuple[str, str]:
+        a, sep, b = text.partition(":")
+        if not sep or a not in names or b not in names:
+            raise argparse.ArgumentTypeError(
+                f"a matchup is A:B with A and B among {', '.join(names)}, not {text!r}"
+            )
+        return a, b
+
+    return parse

@@ -239,6 +239,33 @@ def damage_the_end_column(league: League) -> list[tuple[str, str]]:
     return [(league.ids[1], f"the store's result of match {league.ids[1]} cannot be read")]
 
 
+def change_timing(league: League) -> list[tuple[str, str]]:
+    """A seat's decision times (what the standings' ms columns show) changed in the store."""
+    league.sql(
+        "UPDATE results SET summary = json_set(summary, '$.stats[1].mean_ms', 0.5)"
+        " WHERE match_id = ?",
+        league.ids[0],
+    )
+    return [(league.ids[0], "stats is ")]
+
+
+def change_hello(league: League) -> list[tuple[str, str]]:
+    league.sql(
+        "UPDATE results SET summary = json_set(summary, '$.hello[0]', 'impostor@9')"
+        " WHERE match_id = ?",
+        league.ids[1],
+    )
+    return [(league.ids[1], 'hello is ["impostor@9"')]
+
+
+def change_seed(league: League) -> list[tuple[str, str]]:
+    league.sql(
+        "UPDATE results SET summary = json_set(summary, '$.seed', 1) WHERE match_id = ?",
+        league.ids[0],
+    )
+    return [(league.ids[0], "seed is 1 in the store")]
+
+
 Tamper = Callable[[League], list[tuple[str, str]]]
 TAMPERS: dict[str, Tamper] = {
     "winners-flipped": flip_winners,
@@ -255,6 +282,9 @@ TAMPERS: dict[str, Tamper] = {
     "fault-added": add_a_fault,
     "table-winner-flipped": flip_the_table_winner,
     "end-column-damaged": damage_the_end_column,
+    "timing-changed": change_timing,
+    "hello-changed": change_hello,
+    "seed-changed": change_seed,
 }
 
 

@@ -223,6 +223,11 @@ class _ResultCheck:
                 self.differs(
                     f"{name} is {_json(summary[name])} in the store, {_json(logged)} in its log"
                 )
+        for name, logged in _optional_fields(log).items():  # absent in some older summaries
+            if name in summary and summary[name] != logged:
+                self.differs(
+                    f"{name} is {_json(summary[name])} in the store, {_json(logged)} in its log"
+                )
         self._faults(summary.get("faults"), record)
         self._hand_stats(summary.get("hand_stats"), log)
 
@@ -287,6 +292,20 @@ def _result_fields(record: ResultRecord) -> dict[str, object]:
         "totals": [list(seat) for seat in record.totals],
         "game_winners": list(record.game_winners),
         "hands": record.hands,
+    }
+
+
+def _optional_fields(log: MatchLogData) -> dict[str, object]:
+    """What a summary may also say of its log, in the summary's JSON form: the seed, each
+    seat's decision statistics and who said hello in each seat."""
+    record = log.result
+    assert record is not None
+    return {
+        "seed": record.seed,
+        "stats": [stats.to_dict() for stats in record.stats],
+        "hello": [
+            None if seat is None else f"{seat.name}@{seat.version}" for seat in log.header.seats
+        ],
     }
 
 

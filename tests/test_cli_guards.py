@@ -4,16 +4,20 @@ bounds."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 from typer.testing import CliRunner
 
 from tournaments.cli.app import app
+from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
-from tournaments.store import MatchState
+from tournaments.runner import LeagueRunner
+from tournaments.store import BotRow, MatchState
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 runner = CliRunner()
@@ -73,3 +77,39 @@ def test_a_move_time_out_of_bounds_is_one_line(tmp_path: Path, seconds: str) -> 
     assert result.exit_code == 2
     line = one_line_error(result.output)
     assert line.endswith("must be between 0.01 and 600 seconds")
+
+
+@pytest.mark.parametrize("args", [[], ["bot"], ["league"], ["sandbox"], ["-h"], ["league", "-h"]])
+def test_a_command_group_alone_prints_its_help_and_exits_0(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Usage: " in result.output
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert re.fullmatch(r"gin \d+\.\d+\.\d+\S*\n", result.output)
+
+
+def test_standings_off_a_terminal_are_never_cut_to_80_columns(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In CI, cron or ``> file`` every name and column is whole: two versions of one long name
+    can be told apart (they were both ``my-b…``)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    store = Arena(home).open_store()
+    names = ["my-bot-with-a-rather-long-name@0.2.0", "my-bot-with-a-rather-long-name@0.3.0"]
+    for index, ident in enumerate([*names, "greedy@1.0.0"]):
+        name, version = ident.split("@")
+        store.add_bot(BotRow(name, version, f"{index}" * 64, home / name, "", "", float(index)))
+    config = LeagueConfig("long", 1, (*names, "greedy@1.0.0"), series_per_pairing=4)
+    create_league(store, config)
+    runner_ = LeagueRunner(Arena(home), store, config, 2, executor=FakeExecutor(2))
+    trio.run(runner_.run, clock=trio.testing.MockClock(autojump_threshold=0))
+    result = runner.invoke(app, ["league", "standings", "long", "--crosstable"])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    for ident in names:
+        assert ident in result.output
+    assert max(len(line) for line in result.output.splitlines()) > 80  # its natural width

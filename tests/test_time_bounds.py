@@ -41,3 +41,21 @@ def test_a_league_with_a_zero_move_time_is_refused_with_every_other_problem() ->
     text = str(caught.value)
     assert "[time_control]: time control move_time_ms = 0: must be between 10" in text
     assert "bots must name at least two different bots" in text
+
+
+def test_a_typo_in_a_league_section_names_the_field_and_the_known_ones() -> None:
+    """Not ``TimeControl.__init__() got an unexpected keyword argument`` (issue 18)."""
+    with pytest.raises(LeagueError) as caught:
+        LeagueConfig.from_dict(
+            {
+                "name": "t",
+                "bots": ["a", "b"],
+                "time_control": {"move_tme_ms": 5},
+                "fault_policy": {"strike": 2},
+            }
+        )
+    assert str(caught.value).splitlines()[1:] == [
+        "  - [time_control]: unknown field 'move_tme_ms' (known: grace_ms, move_time_ms, "
+        "startup_ms, time_bank_ms)",
+        "  - [fault_policy]: unknown field 'strike' (known: strikes)",
+    ]

@@ -236,13 +236,23 @@ def _sections(
             raise TypeError("must be a table")
         return section
 
+    def fields(key: str, kind: type[TimeControl | FaultPolicy]) -> dict[str, Any]:
+        """The table's fields, an unknown one (a typo) named with the known ones."""
+        given = table(key)
+        known = {field.name for field in dataclasses.fields(kind)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            names = ", ".join(f"'{name}'" for name in unknown)
+            raise ValueError(f"unknown field {names} (known: {', '.join(sorted(known))})")
+        return given
+
     time_control, fault_policy, rules = TimeControl(), FaultPolicy(), RuleParams()
     try:
-        time_control = TimeControl(**table("time_control"))
+        time_control = TimeControl(**fields("time_control", TimeControl))
     except (TypeError, ValueError) as error:
         problems.append(f"[time_control]: {error}")
     try:
-        fault_policy = FaultPolicy(**table("fault_policy"))
+        fault_policy = FaultPolicy(**fields("fault_policy", FaultPolicy))
     except (TypeError, ValueError) as error:
         problems.append(f"[fault_policy]: {error}")
     try:

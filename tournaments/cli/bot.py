@@ -20,6 +20,7 @@ from tournaments.cli.common import (
     move_time_control,
     open_arena,
     open_sandbox,
+    print_table,
     said,
 )
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
@@ -87,7 +88,7 @@ def bot_submit(
 def bot_list() -> None:
     """Every submitted bot and version."""
     _, store = open_arena()
-    console.print(render.bots_table(store.bots()))
+    print_table(render.bots_table(store.bots()))
 
 
 @bot_app.command("show")

@@ -3,11 +3,13 @@ sandbox and store openers."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from importlib import metadata
+from typing import Annotated, Any, Final
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from referee.bot_text import shown
 from referee.control import SANE_MS, TimeControl
@@ -16,16 +18,66 @@ from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
+HELP_OPTIONS: Final = {"help_option_names": ["-h", "--help"]}
+
+
+def _group(help_text: str, **options: Any) -> typer.Typer:
+    """A command group: ``-h`` as well as ``--help``, and, called alone, its help (exit 0)."""
+    group = typer.Typer(
+        help=help_text, context_settings=HELP_OPTIONS, invoke_without_command=True, **options
+    )
+
+    @group.callback()
+    def _alone(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is None:
+            console.print(ctx.get_help(), highlight=False)
+            raise typer.Exit(0)
+
+    return group
+
+
 app = typer.Typer(
     name="gin",
     help="Hollywood Gin bot arena: play, referee and rank bots.",
-    no_args_is_help=True,
-    add_completion=False,
+    context_settings=HELP_OPTIONS,
+    invoke_without_command=True,
 )
-bot_app = typer.Typer(help="Write, check and submit bots.", no_args_is_help=True)
-sandbox_app = typer.Typer(help="The bot sandbox on this machine.", no_args_is_help=True)
-league_app = typer.Typer(
-    help="Run round-robin leagues and read their standings.", no_args_is_help=True
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        console.print(f"gin {_installed_version()}", highlight=False)
+        raise typer.Exit(0)
+
+
+def _installed_version() -> str:
+    try:
+        return metadata.version("hollywood-gin-arena")
+    except metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
+@app.callback()
+def _gin(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Hollywood Gin bot arena: play, referee and rank bots."""
+    del version  # handled by its callback, before anything else
+    if ctx.invoked_subcommand is None:
+        console.print(ctx.get_help(), highlight=False)
+        raise typer.Exit(0)
+
+
+bot_app = _group("Write, check and submit bots.")
+sandbox_app = _group("The bot sandbox on this machine.")
+league_app = _group(
+    "Run leagues (round robins and gauntlets), extend them, and read their standings."
 )
 app.add_typer(bot_app, name="bot")
 app.add_typer(sandbox_app, name="sandbox")
@@ -79,6 +131,22 @@ def place_cpus(pin: bool) -> CpuPlacement | None:
         raise fail(f"cannot pin CPUs: {error}") from None
     console.print(f"CPU placement: {placement.describe()}")
     return placement
+
+
+def print_table(table: Table) -> None:
+    """Print a table; where the output is not a terminal (a file, a pipe, a CI log) at its full
+    width, however wide, so that nothing in it is cut or wrapped to 80 columns."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    wide = console.options.update(width=100_000)
+    needed = console.measure(table, options=wide).maximum
+    width = console.width
+    console.width = max(width, needed)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 def said(text: object, *, lines: bool = False) -> str:

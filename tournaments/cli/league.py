@@ -13,7 +13,16 @@ from rich.live import Live
 
 from tournaments.audit import audit
 from tournaments.cli import render
-from tournaments.cli.common import Strict, console, fail, league_app, open_arena, open_sandbox, said
+from tournaments.cli.common import (
+    Strict,
+    console,
+    fail,
+    league_app,
+    open_arena,
+    open_sandbox,
+    print_table,
+    said,
+)
 from tournaments.cli.demo import DemoHomeError, prepare_demo
 from tournaments.cli.live import LeagueView
 from tournaments.executors import Executor, ExecutorError
@@ -304,7 +313,7 @@ def _print_standings(store: Store, name: str, output: Format, *, crosstable: boo
     elif output is Format.CSV:
         print(standings.pairwise_csv() if crosstable else standings.to_csv(), end="")
     else:
-        console.print(render.standings_table(standings))
-        console.print(render.pairwise_table(standings))
+        print_table(render.standings_table(standings))
+        print_table(render.pairwise_table(standings))
         if crosstable:
-            console.print(render.crosstable(standings))
+            print_table(render.crosstable(standings))

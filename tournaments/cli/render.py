@@ -185,7 +185,7 @@ def bots_table(bots: Sequence[BotRow]) -> Table:
     """The registry."""
     table = Table(title="Submitted bots")
     for column in ("bot", "hash", "author", "description"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for bot in bots:
         cells = (bot.ident, bot.hash[:12], bot.author, bot.description)
         table.add_row(*(bot_text(cell) for cell in cells))
@@ -211,7 +211,7 @@ def standings_table(standings: Standings) -> Table:
         ("faults", "left"),
         ("ms", "right"),
     ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for rank, bot in enumerate(standings.bots, start=1):
         faults = " ".join(f"{kind}:{count}" for kind, count in sorted(bot.faults.items()))
         table.add_row(
@@ -283,7 +283,9 @@ def pairwise_table(standings: Standings) -> Table:
         "LOS",
         "margin (95% CI)",
     ):
-        table.add_column(column, justify="left" if column in ("bot", "opponent") else "right")
+        table.add_column(
+            column, justify="left" if column in ("bot", "opponent") else "right", overflow="fold"
+        )
     for pair in standings.pairwise:
         if pair.bot > pair.opponent:
             continue
@@ -308,9 +310,9 @@ def crosstable(standings: Standings) -> Table:
     grid = standings.crosstable()
     table = Table(title="Crosstable (row's score against column, units in brackets)")
     table.add_column("#", justify="right")
-    table.add_column("bot")
+    table.add_column("bot", overflow="fold")
     for number in range(1, len(grid.bots) + 1):
-        table.add_column(str(number), justify="right")
+        table.add_column(str(number), justify="right", overflow="fold")
     for number, row in enumerate(grid.bots, start=1):
         cells = []
         for column in grid.bots:

@@ -4,6 +4,7 @@ bounds."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -12,12 +13,13 @@ import trio
 import trio.testing
 from typer.testing import CliRunner
 
+from tournaments import runner as runner_module
 from tournaments.cli.app import app
 from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
-from tournaments.store import BotRow, MatchState
+from tournaments.store import BotRow, MatchState, Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 runner = CliRunner()
@@ -113,3 +115,34 @@ def test_standings_off_a_terminal_are_never_cut_to_80_columns(
     for ident in names:
         assert ident in result.output
     assert max(len(line) for line in result.output.splitlines()) > 80  # its natural width
+
+
+def two_bot_league(home: Path) -> Store:
+    store = Arena(home).open_store()
+    for index, name in enumerate(("random", "greedy")):
+        store.add_bot(BotRow(name, "1.0.0", f"{index}" * 64, home / name, "", "", float(index)))
+    create_league(store, LeagueConfig("spring", 1, ("random", "greedy"), series_per_pairing=4))
+    return store
+
+
+def test_status_tells_a_dead_runner_from_a_live_one(home: Path) -> None:
+    """Rows left running by a runner that was killed are not "running" (issue 18)."""
+    store = two_bot_league(home)
+    for match in store.matches("spring")[:2]:
+        assert store.claim(match.match_id)  # as a runner killed outright leaves them
+    result = runner.invoke(app, ["league", "status", "spring"])
+    assert result.exit_code == 0, result.output
+    assert "the 2 running match(es) were left by a runner that stopped" in result.output
+    with runner_module._league_lock(Arena(home), "spring"):  # a live runner holds the league
+        result = runner.invoke(app, ["league", "status", "spring"])
+    assert f"runner: process {os.getpid()} is playing it" in result.output
+
+
+def test_league_list(home: Path) -> None:
+    assert "no leagues in" in runner.invoke(app, ["league", "list"]).output
+    two_bot_league(home)
+    result = runner.invoke(app, ["league", "list"])
+    assert result.exit_code == 0, result.output
+    [row] = [line for line in result.output.splitlines() if "spring" in line]
+    cells = [cell.strip() for cell in row.split("│")[1:-1]]
+    assert cells == ["spring", "round robin", "2", "0/4", "4", "0", "-"]

@@ -475,6 +475,26 @@ def _league_lock(arena: Arena, league: str) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
+def runner_of(arena: Arena, league: str) -> int | None:
+    """The process id of the runner playing ``league`` now (``None``: none is), by its lock:
+    the kernel drops the lock when the runner dies, however it dies, so rows it left running
+    are told from rows a live runner holds."""
+    path = arena.home / "locks" / f"{league}.lock"
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
+            return int(holder) if holder.isdigit() else 0
+        return None
+    finally:
+        os.close(descriptor)
+
+
 def _first(group: BaseExceptionGroup[ExecutorError]) -> ExecutorError:
     """The first executor error of a (nested) group."""
     error = group.exceptions[0]

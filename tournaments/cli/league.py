@@ -10,6 +10,7 @@ from typing import Annotated
 import trio
 import typer
 from rich.live import Live
+from rich.table import Table
 
 from tournaments.audit import audit
 from tournaments.cli import render
@@ -34,8 +35,9 @@ from tournaments.league import (
     load_league,
     stored_league,
 )
+from tournaments.registry import Arena
 from tournaments.restat import restat
-from tournaments.runner import LeagueBusy, LeagueRunner
+from tournaments.runner import LeagueBusy, LeagueRunner, runner_of
 from tournaments.standings import compute
 from tournaments.store import MatchState, Store, StoreDamaged
 
@@ -220,8 +222,8 @@ def league_demo(
 
 @league_app.command("status")
 def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
-    """How many matches are done, pending, running or failed."""
-    _, store = open_arena()
+    """How many matches are done, pending, running or failed, and whether a runner is at it."""
+    arena, store = open_arena()
     _league(store, name)
     try:
         counts = store.counts(name)
@@ -229,8 +231,63 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
+    console.print(_runner_line(arena, name, counts))
     for match in failed:
         console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
+
+
+def _runner_line(arena: Arena, name: str, counts: dict[MatchState, int]) -> str:
+    """Who is playing the league: a live runner, or none (rows left running by a runner that
+    died are said to be so)."""
+    holder = runner_of(arena, name)
+    if holder is not None:
+        return f"runner: process {holder or '?'} is playing it"
+    running = counts.get(MatchState.RUNNING, 0)
+    if running:
+        return (
+            f"runner: none; the {running} running match(es) were left by a runner that stopped: "
+            f"gin league run {name} plays them again"
+        )
+    left = counts.get(MatchState.PENDING, 0) + counts.get(MatchState.FAILED, 0)
+    return f"runner: none; gin league run {name} plays the {left} left" if left else "complete"
+
+
+@league_app.command("list")
+def league_list() -> None:
+    """Every league of this home: its bots, how far it is, and whether a runner is at it."""
+    arena, store = open_arena()
+    table = Table(title=f"Leagues in {arena.home}")
+    for column in ("league", "kind", "bots", "done", "pending", "failed", "runner"):
+        table.add_column(column, overflow="fold")
+    for name in store.leagues():
+        try:
+            stored = stored_league(store, name)
+            counts = store.counts(name)
+        except (LeagueError, StoreDamaged) as error:
+            table.add_row(said(name), "?", said(error), "", "", "", "")
+            continue
+        config = stored.config if stored is not None else None
+        kind = "?" if config is None else _kind(config)
+        holder = runner_of(arena, name)
+        table.add_row(
+            said(name),
+            kind,
+            str(len(config.bots)) if config is not None else "?",
+            f"{counts.get(MatchState.DONE, 0)}/{sum(counts.values())}",
+            str(counts.get(MatchState.PENDING, 0) + counts.get(MatchState.RUNNING, 0)),
+            str(counts.get(MatchState.FAILED, 0)),
+            "-" if holder is None else f"process {holder or '?'}",
+        )
+    if not store.leagues():
+        console.print(f"no leagues in {arena.home} yet: gin league create FILE")
+        return
+    print_table(table)
+
+
+def _kind(config: LeagueConfig) -> str:
+    if config.sprt is not None:
+        return "match (sequential)"
+    return "gauntlet" if config.candidates else "round robin"
 
 
 @league_app.command("verify")

@@ -4,6 +4,7 @@ bounds."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
@@ -11,10 +12,12 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tournaments import runner as runner_module
 from tournaments.cli.app import app
+from tournaments.cli.live import PlainProgress
 from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
@@ -146,3 +149,21 @@ def test_league_list(home: Path) -> None:
     [row] = [line for line in result.output.splitlines() if "spring" in line]
     cells = [cell.strip() for cell in row.split("│")[1:-1]]
     assert cells == ["spring", "round robin", "2", "0/4", "4", "0", "-"]
+
+
+def test_a_league_run_off_a_terminal_prints_a_line_per_match(home: Path) -> None:
+    """In CI or cron, ``gin league run`` says each result as it comes, not nothing until the
+    end (issue 18)."""
+    store = two_bot_league(home)
+    console = Console(file=io.StringIO(), width=80)
+    plain = PlainProgress(console)
+    config = LeagueConfig("spring", 1, ("random", "greedy"), series_per_pairing=4)
+    executor = FakeExecutor(2)  # seat 0 wins every match
+    runner_ = LeagueRunner(Arena(home), store, config, 2, executor=executor, listener=plain.update)
+    trio.run(runner_.run, clock=trio.testing.MockClock(autojump_threshold=0))
+    lines = console.file.getvalue().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 4
+    assert sorted(line.split("] ")[0] for line in lines) == ["[1/4", "[2/4", "[3/4", "[4/4"]
+    first, second = store.matches("spring")[:2]
+    assert f"{first.match_id}: {first.seat0} beat {first.seat1}, games 3-0" in "\n".join(lines)
+    assert f"{second.match_id}: {second.seat0} beat {second.seat1}, games 3-0" in "\n".join(lines)

@@ -75,6 +75,8 @@ class Progress:
     durations: deque[float] = field(default_factory=lambda: deque(maxlen=50))
     slots: int = 1
     """Matches at once (a cluster's capacity changes as workers come and go)."""
+    recent: deque[str] = field(default_factory=lambda: deque(maxlen=8))
+    """The last matches recorded, a line each (who won, the games), newest last."""
     stopped: bool = False
     """The run's stop condition held: no new match starts (the sequential test decided, or the
     caller's condition)."""
@@ -332,6 +334,7 @@ class LeagueRunner:
             self._check_stop()
             self.progress.done += 1
             self.progress.finished_now += 1
+            self.progress.recent.append(_result_line(row))
             for fault in summary.faults:
                 self.progress.faults.append(
                     f"{seats[fault.seat]}: {fault.kind.value}: {fault.detail}"[:160]
@@ -416,6 +419,19 @@ def _first_bot(store: Store, config: LeagueConfig) -> str:
     if stored is not None and stored.resolved:
         return stored.resolved[0]
     return config.bots[0]
+
+
+def _result_line(row: ResultRow) -> str:
+    """One line for a recorded match: who beat whom (by forfeit, if so) and the games, the
+    winner's first (a test of the runner shows it)."""
+    games = [sum(1 for game in row.summary.game_winners if game == seat) for seat in (0, 1)]
+    first, second = row.seats
+    if row.winner is None:
+        return f"{row.match_id}: {first} and {second} drew, games {games[0]}-{games[1]}"
+    winner, loser = row.seats[row.winner], row.seats[1 - row.winner]
+    forfeit = " by forfeit" if row.summary.forfeited else ""
+    won, lost = games[row.winner], games[1 - row.winner]
+    return f"{row.match_id}: {winner} beat {loser}{forfeit}, games {won}-{lost}"
 
 
 def _disk_full(error: sqlite3.OperationalError | OSError) -> bool:

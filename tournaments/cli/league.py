@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated
 
@@ -25,7 +26,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.cli.demo import DemoHomeError, prepare_demo
-from tournaments.cli.live import LeagueView
+from tournaments.cli.live import LeagueView, PlainProgress
 from tournaments.executors import Executor, ExecutorError
 from tournaments.league import (
     LeagueConfig,
@@ -37,7 +38,7 @@ from tournaments.league import (
 )
 from tournaments.registry import Arena
 from tournaments.restat import restat
-from tournaments.runner import LeagueBusy, LeagueRunner, runner_of
+from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
 from tournaments.standings import compute
 from tournaments.store import MatchState, Store, StoreDamaged
 
@@ -160,7 +161,7 @@ def league_run(
     if executor_kind is ExecutorKind.LOCAL:
         open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
     executor = _executor(executor_kind, scheduler, jobs, strict)
-    view = LeagueView()
+    listener, watching = _watcher()
     again = f" --executor dask --scheduler {scheduler}" if executor else ""
     try:
         runner = LeagueRunner(
@@ -169,10 +170,10 @@ def league_run(
             config,
             jobs or config.jobs,
             strict=strict,
-            listener=view.update,
+            listener=listener,
             executor=executor,
         )
-        with Live(view, console=console, refresh_per_second=4):
+        with watching:
             progress = trio.run(runner.run)
     except LeagueBusy as busy:
         raise fail(str(busy)) from None
@@ -194,6 +195,15 @@ def league_run(
     _print_standings(store, name, Format.TABLE)
 
 
+def _watcher() -> tuple[Listener, AbstractContextManager[object]]:
+    """The runner's listener and what shows it: a live display in a terminal, a line per
+    match recorded elsewhere (a live display off a terminal shows nothing until the end)."""
+    if console.is_terminal:
+        view = LeagueView()
+        return view.update, Live(view, console=console, refresh_per_second=4)
+    return PlainProgress(console).update, nullcontext()
+
+
 @league_app.command("demo")
 def league_demo(
     home: Annotated[Path, typer.Option(help="Demo home (emptied first).")] = Path(".gin-demo"),
@@ -212,9 +222,9 @@ def league_demo(
         f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
         f"{jobs} at once; sandbox layers: {layers}"
     )
-    view = LeagueView()
-    runner = LeagueRunner(arena, store, config, jobs, listener=view.update)
-    with Live(view, console=console, refresh_per_second=4):
+    listener, watching = _watcher()
+    runner = LeagueRunner(arena, store, config, jobs, listener=listener)
+    with watching:
         trio.run(runner.run)
     _print_standings(store, "demo", Format.TABLE)
     console.print(f"logs: {arena.logs_dir('demo')}  (gin replay LOG to watch one)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
@@ -134,5 +134,33 @@ class LeagueView:
                 for match_id, started in list(progress.running.items())[:8]
             )
         )
+        recent = Text("\n".join(f"  {shown(line)}" for line in list(progress.recent)[-4:]))
         faults = Text("\n".join(f"  {shown(line)}" for line in progress.faults), style="red")
-        return Group(head, bar, running, faults)
+        return Group(head, bar, running, recent, faults)
+
+
+class PlainProgress:
+    """``gin league run`` off a terminal (CI, cron, a file): a line per match recorded and per
+    fault, as they come, instead of a live display that only a terminal can redraw."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.printed = 0
+        self.faults_seen: list[str] = []
+
+    def update(self, progress: Progress) -> None:
+        """The runner's listener."""
+        new = progress.finished_now - self.printed
+        if new > 0:
+            for line in list(progress.recent)[-new:]:
+                self.console.print(
+                    f"[{progress.done}/{progress.total}] {shown(line)}",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
+            self.printed = progress.finished_now
+        for fault in progress.faults:
+            if fault not in self.faults_seen:
+                self.faults_seen.append(fault)
+                self.console.print(f"fault: {shown(fault)}", markup=False, soft_wrap=True)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,3 +170,19 @@ def test_a_league_run_off_a_terminal_prints_a_line_per_match(home: Path) -> None
     first, second = store.matches("spring")[:2]
     assert f"{first.match_id}: {first.seat0} beat {first.seat1}, games 3-0" in "\n".join(lines)
     assert f"{second.match_id}: {second.seat0} beat {second.seat1}, games 3-0" in "\n".join(lines)
+
+
+def test_a_closed_pipe_ends_gin_silently_by_sigpipe(tmp_path: Path) -> None:
+    """``gin league standings X | head`` ends as any Unix tool does when its reader has gone:
+    by SIGPIPE, with nothing on stderr (it used to exit 1, or print a traceback)."""
+    gin = subprocess.Popen(
+        [sys.executable, "-m", "tournaments.cli.entry", "--help"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "GIN_HOME": str(tmp_path / "home")},
+    )
+    assert gin.stdout is not None and gin.stderr is not None
+    gin.stdout.close()  # the reader goes before gin writes anything
+    said = gin.stderr.read()
+    assert gin.wait(timeout=60) == -signal.SIGPIPE
+    assert said == b""

@@ -6,6 +6,43 @@ that pull grpc in come after :func:`harden_referee_process`.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+from typing import Any, TextIO, cast
+
+
+class _PipeEnd:
+    """Standard output that ends the process as any Unix tool ends when the reader of its
+    output has gone (``gin ... | head``): by SIGPIPE, silently (the shell sees 141), rather
+    than with a traceback or click's exit 1. Only a write to standard output does this: the
+    referee's own pipes and sockets keep SIGPIPE ignored, as Python sets it."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            _end_by_sigpipe()
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            _end_by_sigpipe()
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _end_by_sigpipe() -> None:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+
 
 def main() -> None:
     """Entry point of the ``gin`` console script."""
@@ -17,6 +54,7 @@ def main() -> None:
     from tournaments.executors import ExecutorError  # noqa: PLC0415
     from tournaments.store import StoreDamaged  # noqa: PLC0415
 
+    sys.stdout = cast(TextIO, _PipeEnd(sys.stdout))
     try:
         app()
     except StoreDamaged as error:  # found in any command, wherever the damaged row was read

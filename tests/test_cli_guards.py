@@ -181,8 +181,10 @@ def test_a_closed_pipe_ends_gin_silently_by_sigpipe(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ, "GIN_HOME": str(tmp_path / "home")},
     )
-    assert gin.stdout is not None and gin.stderr is not None
+    assert gin.stdout is not None
+    assert gin.stderr is not None
     gin.stdout.close()  # the reader goes before gin writes anything
-    said = gin.stderr.read()
+    with gin.stderr:
+        said = gin.stderr.read()
     assert gin.wait(timeout=60) == -signal.SIGPIPE
     assert said == b""

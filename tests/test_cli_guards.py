@@ -188,3 +188,20 @@ def test_a_closed_pipe_ends_gin_silently_by_sigpipe(tmp_path: Path) -> None:
         said = gin.stderr.read()
     assert gin.wait(timeout=60) == -signal.SIGPIPE
     assert said == b""
+
+
+def test_a_bad_choice_names_the_allowed_values_not_pydantic(home: Path) -> None:
+    result = runner.invoke(app, ["league", "standings", "x", "--format", "xml"])
+    assert result.exit_code == 2
+    assert "'xml' is not one of table, json, csv" in result.output
+    assert "Value error" not in result.output
+
+
+def test_html_into_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    golden = Path(__file__).resolve().parent / "golden" / "format3-bank.jsonl"
+    target = tmp_path / "no" / "such" / "page.html"
+    result = runner.invoke(app, ["replay", str(golden), "--html", str(target)])
+    assert result.exit_code == 2
+    assert one_line_error(result.output) == (
+        f"error: --html {target}: no folder {target.parent} (make it first)"
+    )

@@ -3,8 +3,10 @@ sandbox and store openers."""
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Callable
 from importlib import metadata
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, TypeVar
 
 import typer
 from rich.console import Console
@@ -18,6 +20,7 @@ from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written
+E = TypeVar("E", bound=enum.StrEnum)
 HELP_OPTIONS: Final = {"help_option_names": ["-h", "--help"]}
 
 
@@ -131,6 +134,20 @@ def place_cpus(pin: bool) -> CpuPlacement | None:
         raise fail(f"cannot pin CPUs: {error}") from None
     console.print(f"CPU placement: {placement.describe()}")
     return placement
+
+
+def choice(kind: type[E]) -> Callable[[str], E]:
+    """A parser for an option taking one of an enum's values, whose error names them (not
+    pydantic's ``Value error, 'x' is not one of ...``)."""
+
+    def parse(text: str | E) -> E:
+        try:
+            return kind(text)
+        except ValueError:
+            allowed = ", ".join(member.value for member in kind)
+            raise typer.BadParameter(f"{text!r} is not one of {allowed}") from None
+
+    return parse
 
 
 def print_table(table: Table) -> None:

@@ -17,6 +17,7 @@ from tournaments.audit import audit
 from tournaments.cli import render
 from tournaments.cli.common import (
     Strict,
+    choice,
     console,
     fail,
     league_app,
@@ -43,7 +44,7 @@ from tournaments.standings import compute
 from tournaments.store import MatchState, Store, StoreDamaged
 
 
-class Format(enum.Enum):
+class Format(enum.StrEnum):
     """Output formats of the standings."""
 
     TABLE = "table"
@@ -102,7 +103,7 @@ def league_extend(
     )
 
 
-class ExecutorKind(enum.Enum):
+class ExecutorKind(enum.StrEnum):
     """Where a league's matches are played."""
 
     LOCAL = "local"
@@ -148,7 +149,11 @@ def league_run(
     strict: Strict = False,
     executor_kind: Annotated[
         ExecutorKind,
-        typer.Option("--executor", help="Where matches run: local processes or a Dask cluster."),
+        typer.Option(
+            "--executor",
+            parser=choice(ExecutorKind),
+            help="Where matches run: local processes or a Dask cluster.",
+        ),
     ] = ExecutorKind.LOCAL,
     scheduler: Annotated[
         str | None,
@@ -350,7 +355,9 @@ def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 @league_app.command("standings")
 def league_standings(
     name: Annotated[str, typer.Argument(help="The league.")],
-    output: Annotated[Format, typer.Option("--format", help="table, json or csv.")] = Format.TABLE,
+    output: Annotated[
+        Format, typer.Option("--format", parser=choice(Format), help="table, json or csv.")
+    ] = Format.TABLE,
     crosstable: Annotated[
         bool,
         typer.Option(

@@ -144,7 +144,12 @@ def replay(
         raise typer.Exit(VERIFY_EXIT[report.status])
     loaded = _load(path)
     if html is not None:
-        html.write_text(replay_html(loaded, viewer), encoding="utf-8")
+        if not html.parent.is_dir():
+            raise fail(f"--html {html}: no folder {html.parent} (make it first)")
+        try:
+            html.write_text(replay_html(loaded, viewer), encoding="utf-8")
+        except OSError as error:
+            raise fail(f"--html {html}: cannot write it ({error.strerror})") from None
         console.print(f"wrote {said(html)} ({viewer_label(viewer)}, {len(loaded.steps)} steps)")
         return
     if print_all or not (sys.stdin.isatty() and console.is_terminal):

@@ -45,7 +45,7 @@ def test_the_view_shows_what_the_log_holds(tmp_path: Path) -> None:
     hands = [replace(r, line=0) for r in log.records if isinstance(r, HandEndRecord)]
     faults = [replace(r, line=0) for r in log.records if isinstance(r, FaultRecord)]
     assert log.result is not None
-    assert view.names == ("north 1.0", "south 2.0")
+    assert view.names == ("north@1.0", "south@2.0")
     assert view.decisions == sum(isinstance(record, Request) for record in log.records) > 50
     assert view.hands == hands
     assert view.totals == log.result.totals
@@ -58,7 +58,7 @@ def test_the_view_shows_what_the_log_holds(tmp_path: Path) -> None:
     console = Console(width=100, record=True)
     console.print(view)
     screen = console.export_text()
-    assert "north 1.0  vs  south 2.0" in screen
+    assert "north@1.0  vs  south@2.0" in screen
     assert "(strike 2)" in screen
     assert f"{len(hands)} hands, {view.decisions} decisions" in screen
 

@@ -100,7 +100,7 @@ def test_print_gives_the_whole_series() -> None:
     result = runner.invoke(app, ["replay", str(STRIKES), "--print", "--seat", "1"])
     assert result.exit_code == 0, result.output
     assert "view: seat 1" in said(result)
-    assert "south 2.0 (you)" in said(result)
+    assert "south@2.0 (you)" in said(result)
     assert result.output.count("deals; the upcard is") == 14
     assert "wins the series" in result.output.splitlines()[-1]
 
@@ -130,9 +130,9 @@ def test_seat_transcript_matches_the_golden_one() -> None:
 
 def test_transcripts_hide_the_other_seats_stock_draws() -> None:
     referee, seat0 = plain_transcript(None), plain_transcript(0)
-    assert "south 2.0 draws 4s from the stock" in referee
-    assert "south 2.0 draws 4s from the stock" not in seat0
-    assert "south 2.0 draws from the stock" in seat0
+    assert "south@2.0 draws 4s from the stock" in referee
+    assert "south@2.0 draws 4s from the stock" not in seat0
+    assert "south@2.0 draws from the stock" in seat0
     assert "evidence:" in referee
     assert "evidence:" not in seat0
 
@@ -237,7 +237,7 @@ def test_the_table_view_of_a_seat_hides_the_other_hand() -> None:
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(step_view(replay, deal + 3, 1))
     screen = out.getvalue()
-    assert "view: seat 1 (south 2.0)" in screen
+    assert "view: seat 1 (south@2.0)" in screen
     assert "▒▒" in screen
     assert "stock: " in screen
     assert "(top first)" not in screen

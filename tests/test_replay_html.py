@@ -85,7 +85,7 @@ def test_text_from_the_log_cannot_break_out_of_the_page(tmp_path: Path) -> None:
     path.write_text(json.dumps(header) + "\n" + "\n".join(lines[1:]) + "\n")
     page = replay_html(load_replay(path), None)
     assert "<script>alert(1)" not in page
-    assert page_data(page)["names"][0] == "</script><script>alert(1)</script> 1.0"
+    assert page_data(page)["names"][0] == "</script><script>alert(1)</script>@1.0"
 
 
 # --- the page in a real browser ------------------------------------------------------------------

@@ -230,10 +230,10 @@ class MatchLogData:
 
     @property
     def names(self) -> tuple[str, str]:
-        """Each seat's display name (``name version``, or ``seat N`` when unknown)."""
+        """Each seat's display name (``name@version``, or ``seat N`` when unknown)."""
         seats = self.header.seats
         return (_name(seats[0], 0), _name(seats[1], 1))
 
 
 def _name(seat: SeatIdentity | None, index: int) -> str:
-    return f"seat {index}" if seat is None else f"{seat.name} {seat.version}"
+    return f"seat {index}" if seat is None else f"{seat.name}@{seat.version}"

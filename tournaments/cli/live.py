@@ -23,10 +23,10 @@ from tournaments.runner import Progress
 
 
 def seat_names(header: Header, names: tuple[str, str]) -> tuple[str, str]:
-    """Each seat's ``name version`` from the log's header (``names`` for a seat it does not
+    """Each seat's ``name@version`` from the log's header (``names`` for a seat it does not
     know)."""
     first, second = (
-        f"{seat.name} {seat.version}" if seat else name
+        f"{seat.name}@{seat.version}" if seat else name
         for seat, name in zip(header.seats, names, strict=True)
     )
     return first, second

@@ -21,6 +21,7 @@ from referee.matchlog import MatchLog, stderr_path
 from referee.rules import Policy, greedy_policy, patient_policy
 from referee.seats import BotIdentity, InProcessSeat
 from tournaments.audit import AuditReport, audit
+from tournaments.bot_seeds import league_bot_seeds
 from tournaments.cli.app import app
 from tournaments.league import LeagueConfig, StoredLeague, schedule
 from tournaments.records import MatchSummary
@@ -54,7 +55,10 @@ class League:
         self.logs.mkdir(parents=True)
         self.ids = [match.match_id for match in self.store.matches(LEAGUE)]
         for match in self.store.matches(LEAGUE):
-            self.record(match, play(match, self.log(match.match_id)))
+            seeds = league_bot_seeds(
+                self.store.league_secret(LEAGUE), self.store.secret("home"), match.match_id
+            )  # as the runner gives them
+            self.record(match, play(match, self.log(match.match_id), seeds))
 
     def log(self, match_id: str) -> Path:
         return self.logs / f"{match_id}.jsonl"
@@ -89,8 +93,10 @@ def seat(ident: str) -> InProcessSeat:
     return playing
 
 
-def play(match: MatchRow, path: Path) -> MatchResult:
-    config = MatchConfig(match.match_id, match.seed, fault_policy=FaultPolicy(strikes=3))
+def play(match: MatchRow, path: Path, bot_seeds: tuple[int, int]) -> MatchResult:
+    config = MatchConfig(
+        match.match_id, match.seed, fault_policy=FaultPolicy(strikes=3), bot_seeds=bot_seeds
+    )
 
     async def main() -> MatchResult:
         with MatchLog(path) as log:
@@ -266,6 +272,25 @@ def change_seed(league: League) -> list[tuple[str, str]]:
     return [(league.ids[0], "seed is 1 in the store")]
 
 
+def edit_header(league: League, match_id: str, change: Callable[[dict[str, Any]], None]) -> None:
+    path = league.log(match_id)
+    lines = path.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    change(header)
+    path.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+
+
+def other_bot_seeds(league: League) -> list[tuple[str, str]]:
+    """The log says its bots were given other seeds (it still verifies on its own)."""
+    edit_header(league, league.ids[0], lambda header: header.update(bot_seeds=[1, 2]))
+    return [(league.ids[0], "its bots were given seeds [1, 2], not the")]
+
+
+def no_bot_seeds(league: League) -> list[tuple[str, str]]:
+    edit_header(league, league.ids[1], lambda header: header.pop("bot_seeds"))
+    return [(league.ids[1], "its log's header gives its bots no seeds")]
+
+
 Tamper = Callable[[League], list[tuple[str, str]]]
 TAMPERS: dict[str, Tamper] = {
     "winners-flipped": flip_winners,
@@ -285,6 +310,8 @@ TAMPERS: dict[str, Tamper] = {
     "timing-changed": change_timing,
     "hello-changed": change_hello,
     "seed-changed": change_seed,
+    "bot-seeds-changed": other_bot_seeds,
+    "bot-seeds-removed": no_bot_seeds,
 }
 
 

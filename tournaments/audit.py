@@ -16,9 +16,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
+from tournaments.bot_seeds import league_bot_seeds
 from tournaments.registry import parse_spec
 from tournaments.stats import hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, MatchRow, MatchState, Store, StoreDamaged
@@ -137,6 +138,10 @@ def _orphans(
 # --- one result ----------------------------------------------------------------------------
 
 
+FIRST_FORMAT_WITH_BOT_SEEDS: Final = 3
+"""Logs of this format on that a league's runner wrote name the seeds its bots were given."""
+
+
 class _ResultCheck:
     """One stored result against its log, its match and the registry."""
 
@@ -173,6 +178,7 @@ class _ResultCheck:
             self.differs(f"its log {self.path} is of match {log.header.match_id}")
             return report.ok
         self._code(log)
+        self._seeds(log)
         if log.result is not None:
             if not isinstance(summary, str):
                 self._logged(summary, log)
@@ -211,6 +217,31 @@ class _ResultCheck:
                     f"{identity.code_hash[:12] or 'nothing'} in its log, but the registry's "
                     f"{ident} hashes to {bot.hash[:12]}"
                 )
+
+    def _seeds(self, log: MatchLogData) -> None:
+        """The log was dealt from the schedule's seed, and its bots were given the seeds the
+        league's secret gives them: what makes a league replayable is checked, not only that
+        each log agrees with itself."""
+        if self.match is None:
+            return
+        if log.result is not None and log.result.seed != self.match.seed:
+            self.differs(
+                f"its log was dealt from seed {log.result.seed}, the schedule's is "
+                f"{self.match.seed}"
+            )
+        given = log.header.bot_seeds
+        if given is None:
+            if log.header.format >= FIRST_FORMAT_WITH_BOT_SEEDS:  # the runner always gives them
+                self.differs("its log's header gives its bots no seeds")
+            return  # a log from before bot seeds
+        expected = league_bot_seeds(
+            self.store.league_secret(self.league), self.store.secret("home"), self.match.match_id
+        )
+        if tuple(given) != expected:
+            self.differs(
+                f"its bots were given seeds {list(given)}, not the {list(expected)} the league's "
+                "secret gives"
+            )
 
     def _logged(self, summary: dict[str, Any], log: MatchLogData) -> None:
         """The summary says what the log's result record and hands say."""

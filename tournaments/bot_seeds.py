@@ -19,7 +19,7 @@ BOT_SEED_BITS: Final = 63
 """Seeds fit in a signed 64-bit integer, for bots whose language has no unsigned one."""
 _LEAGUE_LABEL: Final = "hollywood-gin/bot-seed/v1"
 _PLAY_LABEL: Final = "hollywood-gin/play-bot-seed/v1"
-_PUBLIC_LEAGUE_LABEL: Final = "hollywood-gin/public-league-bot-seed/v1"
+_OLD_LEAGUE_LABEL: Final = "hollywood-gin/pre-secret-league-bot-seed/v2"
 
 
 def _seed(key: bytes, message: str) -> int:
@@ -42,18 +42,24 @@ def bot_seeds(secret: bytes, match_id: str) -> tuple[int, int]:
     )
 
 
-def public_league_bot_seeds(league_seed: int, match_id: str) -> tuple[int, int]:
-    """The seeds for a league from before league secrets, whose deals follow from its public seed
-    alone: these do too (they tell nothing that seed does not).
+def league_bot_seeds(
+    league_secret: bytes | None, home_secret: bytes, match_id: str
+) -> tuple[int, int]:
+    """Both seats' seeds for a match of a league: :func:`bot_seeds` keyed with the league's
+    secret; for a league from before secrets (whose deals follow from its public seed), keyed
+    with the home's secret instead. Not with that seed: a bot told a seed derived from it and
+    the match id could search the seed's (often small) range and rebuild every deck.
 
-    >>> old = public_league_bot_seeds(5, "t~a@1~b@1~000")
-    >>> old == public_league_bot_seeds(5, "t~a@1~b@1~000"), old[0] != old[1]
+    >>> old = league_bot_seeds(None, b"h" * 32, "t~a@1~b@1~000")
+    >>> old == league_bot_seeds(None, b"h" * 32, "t~a@1~b@1~000"), old[0] != old[1]
     (True, True)
-    >>> old == public_league_bot_seeds(6, "t~a@1~b@1~000")
+    >>> old == league_bot_seeds(None, b"i" * 32, "t~a@1~b@1~000")
     False
     """
-    key = f"{_PUBLIC_LEAGUE_LABEL}/{league_seed}".encode()
-    return (_seed(key, f"{match_id}/0"), _seed(key, f"{match_id}/1"))
+    if league_secret is not None:
+        return bot_seeds(league_secret, match_id)
+    key = hmac.new(home_secret, _OLD_LEAGUE_LABEL.encode(), hashlib.sha256).digest()
+    return bot_seeds(key, match_id)
 
 
 def play_bot_seeds(seed: int | None, key: bytes | None) -> tuple[int, int]:

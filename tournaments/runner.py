@@ -40,7 +40,7 @@ from typing import Final
 
 import trio
 
-from tournaments.bot_seeds import bot_seeds, public_league_bot_seeds
+from tournaments.bot_seeds import league_bot_seeds
 from tournaments.executors import Executor, ExecutorError
 from tournaments.executors.local import LocalExecutor
 from tournaments.league import LeagueConfig, stored_league
@@ -385,11 +385,8 @@ class LeagueRunner:
 
     def _job(self, match: MatchRow, log_path: Path) -> MatchJob:
         bots = [self._bot(ident, match) for ident in (match.seat0, match.seat1)]
-        secret = self.store.league_secret(self.config.name)
-        seeds = (
-            bot_seeds(secret, match.match_id)
-            if secret is not None  # a league from before secrets: its seed is public already
-            else public_league_bot_seeds(self.config.seed or 0, match.match_id)
+        seeds = league_bot_seeds(
+            self.store.league_secret(self.config.name), self.store.secret("home"), match.match_id
         )
         return MatchJob(
             match.match_id,

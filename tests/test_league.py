@@ -212,9 +212,11 @@ def golden_league(tmp_path: Path) -> tuple[Store, list[str], Path]:
     log = tmp_path / "golden.jsonl"
     log.write_bytes(GOLDEN.read_bytes())
     golden_id = json.loads(GOLDEN.read_text().splitlines()[0])["match_id"]
-    with store.transaction() as db:  # the first match is the golden one
+    golden_seed = json.loads(GOLDEN.read_text().splitlines()[-1])["seed"]
+    with store.transaction() as db:  # the first match is the golden one, dealt from its seed
         db.execute(
-            "UPDATE matches SET match_id = ? WHERE match_id = ?", (golden_id, rows[0].match_id)
+            "UPDATE matches SET match_id = ?, seed = ? WHERE match_id = ?",
+            (golden_id, golden_seed, rows[0].match_id),
         )
     return store, [golden_id, *(row.match_id for row in rows[1:])], log
 
@@ -345,7 +347,7 @@ def test_a_damaged_result_is_a_one_line_error_and_verify_still_runs(
     assert (
         f'mismatch {ids[0]}: end is "resigned" in the store, "complete" in its log' in said_verify
     )
-    assert said_verify.endswith("1 of 1 match logs verified; 1 mismatch in the store")
+    assert said_verify.endswith("1 of 1 match logs verified; 1 mismatch in the store"), said_verify
     store.db.execute("UPDATE matches SET state = 'paused' WHERE match_id = ?", (ids[1],))
     status = runner.invoke(app, ["league", "status", "t"])
     assert status.exit_code == 2

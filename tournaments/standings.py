@@ -28,6 +28,7 @@ from tournaments.inference import (
     Bound,
     critical_t,
     critical_z,
+    elo_from_score,
     mean_estimate,
     score_estimate,
 )
@@ -37,6 +38,9 @@ from tournaments.store import ResultRow
 
 ELO: Final = ELO_PER_NAT
 PRIOR_GAMES: Final = 1.0
+DISPERSION_MIN_WEIGHT: Final = 0.05
+"""Units whose expected series score ``p`` has ``p (1 - p)`` below this (p outside about
+0.05-0.95) say too little of the dispersion to count in it."""
 PRIOR_DISPERSION_DF: Final = 2
 
 
@@ -107,17 +111,19 @@ class Pairwise:
     """``lower`` when the bot won every unit (``elo >= elo_low``), ``upper`` when it lost all."""
     los: float | None
     """Likelihood of superiority from the same units and t (from 4 units up): above 97.5%
-    exactly when ``elo_low`` is above 0."""
+    exactly when ``elo_low`` is above 0 (before either is rounded)."""
     margin: float | None
     """The mean point margin per unit (the bot's hand points minus the opponent's)."""
     margin_low: float | None
     margin_high: float | None
     """Its 95% t interval (from 4 units up)."""
     rating_diff: float
-    rating_diff_low: float
-    rating_diff_high: float
+    rating_diff_low: float | None
+    rating_diff_high: float | None
     """The difference of the two ratings and its 95% interval: from the fit of the whole league,
-    so it uses every result, not only this pairing's."""
+    so it uses every result, not only this pairing's. With ``elo_bound`` (one side won every
+    unit, so the fit's prior decides the gap) it is the same exact bound as ``elo_low`` or
+    ``elo_high``, and its other end is ``None``."""
 
 
 @dataclass(frozen=True)
@@ -358,15 +364,34 @@ def _information(
 def _dispersion(units: Sequence[_Unit], theta: Sequence[float]) -> tuple[float, int]:
     """Pearson's chi-square of the units' series totals over its degrees of freedom, with
     ``PRIOR_DISPERSION_DF`` more at dispersion 1 (so that a handful of units that happen to
-    sit on their expectation do not give intervals of width 0), and those degrees of freedom."""
-    df = len(units) - (len(theta) - 1)
-    if not theta or df <= 0:
-        return 1.0, 0
-    chi2 = 0.0
+    sit on their expectation do not give intervals of width 0), and those degrees of freedom.
+
+    Units the fit cannot judge are left out of both: those of a pairing one side won outright
+    (the prior, not the data, sets its expectation) and those it expects to be all but certain
+    (``p (1 - p)`` under ``DISPERSION_MIN_WEIGHT``). Kept in, they add nothing to the chi-square
+    and a degree of freedom each, and one lopsided bot shrank every other interval (three close
+    bots beside one 1,200 Elo weaker: their differences covered 88%)."""
+    shutouts = _shutouts(units)
+    judged = []
     for i, j, scores in units:
         p = 1 / (1 + math.exp(theta[j] - theta[i]))
-        chi2 += (sum(scores) - len(scores) * p) ** 2 / (len(scores) * p * (1 - p))
-    return (chi2 + PRIOR_DISPERSION_DF) / (df + PRIOR_DISPERSION_DF), df
+        if (min(i, j), max(i, j)) in shutouts or p * (1 - p) < DISPERSION_MIN_WEIGHT:
+            continue
+        judged.append((sum(scores) - len(scores) * p) ** 2 / (len(scores) * p * (1 - p)))
+    df = len(judged) - (len(theta) - 1)
+    if not theta or df <= 0:
+        return 1.0, max(df, 0)
+    return (math.fsum(judged) + PRIOR_DISPERSION_DF) / (df + PRIOR_DISPERSION_DF), df
+
+
+def _shutouts(units: Sequence[_Unit]) -> set[tuple[int, int]]:
+    """The pairings (lower index first) one side won outright, unit by unit."""
+    seen: dict[tuple[int, int], set[float]] = {}
+    for i, j, scores in units:
+        key = (min(i, j), max(i, j))
+        share = sum(scores) / len(scores)
+        seen.setdefault(key, set()).add(share if i < j else 1.0 - share)
+    return {key for key, shares in seen.items() if shares in ({0.0}, {1.0})}
 
 
 def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int = 100) -> Ratings:
@@ -408,6 +433,39 @@ def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int =
     )
 
 
+def _rating_edge(
+    bot: str,
+    bound: Bound,
+    grouped: dict[tuple[str, str], list[PairOutcome]],
+    ratings: Ratings,
+) -> float | None:
+    """The one finite end of an unbeaten (or winless) bot's rating: not the fit's, which its
+    prior decides, but the exact bound on its score against its opponents (every unit won: see
+    :func:`~tournaments.inference.score_estimate`) added to their average rating, then centred
+    with the field (from any number of units: with few, the bound is weak, but it holds).
+
+    With B bots, ``r`` the bot's rating and ``r'`` the others' ratings centred among themselves,
+    centring all B puts the others at ``r' - r/(B-1)``, so ``r - mean(opponents) >= d`` is
+    ``r >= (d + mean(r' of opponents)) (B-1)/B``."""
+    own = [
+        (opponent, unit)
+        for (first, opponent), found in grouped.items()
+        if first == bot
+        for unit in found
+    ]
+    if not own:
+        return None
+    beaten = elo_from_score(((1.0 - LEVEL) / 2.0) ** (1.0 / len(own)))  # every unit won
+    edge = beaten if bound == "lower" else -beaten
+    others = [other for other in ratings.bots if other != bot]
+    level = statistics.fmean(ratings.elo[ratings.bots.index(o)] for o in others)
+    opponents = statistics.fmean(
+        ratings.elo[ratings.bots.index(opponent)] - level for opponent, _ in own
+    )
+    size = len(ratings.bots)
+    return (edge + opponents) * (size - 1) / size
+
+
 def _bound(line: BotStanding) -> Bound | None:
     """Whether the bot's rating is only a bound: it won (``lower``) or lost every series."""
     if line.series and line.series_won == line.series:
@@ -427,7 +485,11 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
     scores = [score for unit in units for score in unit.scores]
     estimate = score_estimate([unit.score for unit in used])
     margin = mean_estimate([float(unit.margin) for unit in used])
-    diff, diff_low, diff_high = ratings.difference(bot, opponent)
+    diff, low, high = ratings.difference(bot, opponent)
+    diff_low: float | None = low
+    diff_high: float | None = high
+    if estimate.bound is not None:  # one side won every unit: the fit's prior decides its
+        diff_low, diff_high = estimate.elo_low, estimate.elo_high  # gap; the exact bound holds
     return Pairwise(
         bot=bot,
         opponent=opponent,
@@ -447,8 +509,8 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
         margin_low=_rounded(margin.low, 2),
         margin_high=_rounded(margin.high, 2),
         rating_diff=round(diff, 1),
-        rating_diff_low=round(diff_low, 1),
-        rating_diff_high=round(diff_high, 1),
+        rating_diff_low=_rounded(diff_low, 1),
+        rating_diff_high=_rounded(diff_high, 1),
     )
 
 
@@ -462,16 +524,21 @@ def compute(league: str, results: Sequence[ResultRow]) -> Standings:
     bots = sorted(table)
     units = pair_outcomes(results)
     ratings = fit_ratings(units, bots)
+    grouped = by_pairing(units)
     for bot in bots:
         line = table[bot]
         rating, low, high = ratings.rating(bot)
         line.rating_bound = _bound(line)
         line.rating = round(rating, 1)
-        line.rating_low = None if line.rating_bound == "upper" else round(low, 1)
-        line.rating_high = None if line.rating_bound == "lower" else round(high, 1)
+        if line.rating_bound is None:
+            line.rating_low, line.rating_high = round(low, 1), round(high, 1)
+            continue
+        edge = _rating_edge(bot, line.rating_bound, grouped, ratings)
+        line.rating_low = None if line.rating_bound == "upper" else _rounded(edge, 1)
+        line.rating_high = None if line.rating_bound == "lower" else _rounded(edge, 1)
     ranked = sorted(table.values(), key=lambda line: (-line.rating, -line.score, line.bot))
     pairwise = [
         _pairing(bot, opponent, found, ratings)
-        for (bot, opponent), found in sorted(by_pairing(units).items())
+        for (bot, opponent), found in sorted(grouped.items())
     ]
     return Standings(league, ranked, pairwise, len(results))

@@ -22,7 +22,7 @@ from referee.match import MatchEnd
 from tournaments import runner as runner_module
 from tournaments.executors import ExecutorError, outcome_of
 from tournaments.executors.fake import Attempt, FakeExecutor, played
-from tournaments.league import LeagueConfig, LeagueError, create_league
+from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena
 from tournaments.runner import RETRIES, LeagueRunner, Progress, duplicate_pair
@@ -361,7 +361,9 @@ def test_a_decided_test_starts_no_new_match_and_lets_the_running_ones_finish(
     # No match started after the decision; the ones running then were finished and recorded.
     assert len(executor.jobs) == done_then + running_then == progress.done
     assert store.counts("r")[MatchState.DONE] == progress.done
-    assert store.counts("r")[MatchState.PENDING] == 60 - progress.done
+    # The matches it will never play are dropped (its bots can be removed); the decision kept.
+    assert store.counts("r") == {MatchState.DONE: progress.done}
+    assert store.decision("r") is not None
     assert progress.stopped
     # The tally counts complete pairs only; a half-played pair is left for a later run.
     tally = runner.tally
@@ -383,6 +385,29 @@ def test_a_decided_match_plays_nothing_more_when_run_again(tmp_path: Path) -> No
     assert again.jobs == []
     assert progress.stopped
     assert store.counts("r") == before
+
+
+def test_a_decision_is_kept_whatever_finishes_after_it(tmp_path: Path) -> None:
+    """Pairs that finish after the test decided (they were running then) never reverse it: a
+    second run keeps the first decision and plays nothing, even where the pairs now in the
+    store would no longer decide, or decide otherwise."""
+    arena, store, config = match_league(tmp_path)
+    first = LeagueRunner(arena, store, config, 3, executor=FirstBotWins(3))
+    trio.run(first.run, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert first.decision is not None
+    assert first.decision.verdict == "H1"
+    store.db.execute(  # as if every pair had been lost after all
+        "UPDATE results SET summary = json_set(summary, '$.winner', 1 - json_extract(summary,"
+        " '$.winner'))"
+    )
+    again = FirstBotWins(3)
+    second = LeagueRunner(arena, store, config, 3, executor=again)
+    progress = trio.run(second.run, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert again.jobs == []
+    assert progress.stopped
+    assert second.decision == first.decision
+    with pytest.raises(LeagueError, match="is decided"):
+        extend_league(store, "r", 10)
 
 
 def test_without_a_decision_the_run_plays_every_match(tmp_path: Path) -> None:
@@ -444,12 +469,12 @@ def test_a_dead_workers_jails_are_swept_by_the_runner_at_once(tmp_path: Path) ->
 def test_the_runner_holds_a_window_of_the_league_not_the_league(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Pending matches are read from the store as slots free up: when the first match starts,
-    the runner has taken no more than its window from the store (a league of two million series
+    """Pending matches are read from the store as slots free up: at every start, the runner has
+    taken no more than its window ahead of the matches started (a league of two million series
     once held 1.7 GiB and took 22 s to stop on Ctrl-C)."""
     arena, store, config = league(tmp_path, series_per_pairing=200)  # 600 matches
     taken: list[str] = []
-    at_first_start: list[int] = []
+    ahead: list[int] = []
     reading = store.pending
 
     def counted(league_name: str, page: int = 1000) -> Iterator[MatchRow]:
@@ -458,12 +483,29 @@ def test_the_runner_holds_a_window_of_the_league_not_the_league(
             yield match
 
     monkeypatch.setattr(store, "pending", counted)
-    executor = FakeExecutor(2, on_start=lambda _job: at_first_start.append(len(taken)))
+    started: list[str] = []
+
+    def on_start(job: MatchJob) -> None:
+        started.append(job.match_id)
+        ahead.append(len(taken) - len(started))
+
+    executor = FakeExecutor(2, on_start=on_start)
     run(arena, store, config, executor)
     assert store.counts("r") == {MatchState.DONE: 600}
     assert len(executor.jobs) == 600
-    assert at_first_start[0] <= runner_module.AHEAD_PER_SLOT * 2 + 2  # a pair may straddle
-    assert max(at_first_start) == 600
+    window = runner_module.AHEAD_PER_SLOT * 2
+    assert max(ahead) <= window + 3  # the next pair is read to know where one ends
+    assert len(taken) == 600
+
+
+def test_the_window_grows_with_the_executor(tmp_path: Path) -> None:
+    """A cluster that grows from one slot to eight gets eight matches at once: the window onto
+    the pending matches follows the capacity, not the slots there were at the start."""
+    arena, store, config = league(tmp_path, series_per_pairing=10, duplicate=False)
+    executor = FakeExecutor(1, capacities=[8], seconds=lambda _job: 60.0)
+    run(arena, store, config, executor)
+    assert executor.peak == 8
+    assert store.counts("r") == {MatchState.DONE: 30}
 
 
 def test_a_league_too_large_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
@@ -513,3 +555,31 @@ def test_a_store_write_that_finds_the_disk_full_stops_the_run(
     with pytest.raises(ExecutorError, match="is full \\(database or disk is full\\)"):
         run(arena, store, config, FakeExecutor(2))
     assert store.counts("r") == {MatchState.PENDING: 6}  # the claimed ones were put back
+
+
+def test_a_full_disk_that_stops_even_the_put_back_is_still_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a really full disk the store cannot put the running matches back either: the run
+    still ends with its one disk-full error, and the next run puts them back first."""
+    arena, store, config = league(tmp_path)
+
+    def full(*_args: object, **_kwargs: object) -> bool:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    resets = store.reset_running
+    monkeypatch.setattr(store, "record_result", full)
+    calls: list[int] = []
+
+    def failing_put_back(league_name: str, *, retry_failed: bool = False) -> int:
+        calls.append(1)
+        if len(calls) > 1:  # the start of the run works; the put-back at its end does not
+            raise sqlite3.OperationalError("database or disk is full")
+        return resets(league_name, retry_failed=retry_failed)
+
+    monkeypatch.setattr(store, "reset_running", failing_put_back)
+    with pytest.raises(ExecutorError, match="is full"):
+        run(arena, store, config, FakeExecutor(2))
+    assert MatchState.RUNNING in store.counts("r")  # left for the next run
+    monkeypatch.undo()
+    assert run(arena, store, config, FakeExecutor(2)).done == 6

@@ -501,6 +501,11 @@ def extend_league(store: Store, name: str, series: int) -> tuple[LeagueConfig, i
         known = ", ".join(store.leagues()) or "none yet"
         raise LeagueError(f"no league {name!r} (leagues: {known})")
     config = stored.config
+    if store.decision(name) is not None:
+        raise LeagueError(
+            f"match {name} is decided (its sequential test accepted a hypothesis): it plays no "
+            "more series; start another with gin match ... --name NEW"
+        )
     if series < 1 or (config.duplicate and series % 2):
         even = " and even (duplicate pairs)" if config.duplicate else ""
         raise LeagueError(f"--series must be positive{even}, not {series}")

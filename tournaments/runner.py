@@ -48,7 +48,7 @@ from tournaments.pairs import PairOutcome, Pentanomial, pair_outcomes
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, parse_spec
 from tournaments.sprt import SprtStatus, status
-from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
+from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store, StoreDamaged
 
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
@@ -170,6 +170,10 @@ class LeagueRunner:
         self.tally = tally
         if tally is None and config.sprt is not None:
             self.tally = PairTally(_first_bot(store, config), store.results(config.name))
+        self._started = 0
+        """Tasks started and not ended: the window onto the pending matches."""
+        self._room = trio.lowlevel.ParkingLot()
+        """Where the reader of pending matches waits for room in the window."""
         self.decision: SprtStatus | None = None
         """The sequential test's status when it decided (``None``: it has not, or none)."""
         counts = store.counts(config.name)
@@ -215,8 +219,17 @@ class LeagueRunner:
                 with trio.CancelScope(shield=True):
                     await self.executor.aclose()
             finally:
-                self.store.reset_running(self.config.name)
+                self._put_back()
         return self.progress
+
+    def _put_back(self) -> None:
+        """Put the matches left running back to pending; on a full disk, leave them for the
+        next run, which does it first (the error that stopped this run is the one to say)."""
+        try:
+            self.store.reset_running(self.config.name)
+        except sqlite3.OperationalError as error:
+            if not _disk_full(error):
+                raise
 
     async def _sweep(self) -> None:
         """Take the jails and cgroups of killed referees (never a live one's), and say so."""
@@ -231,6 +244,7 @@ class LeagueRunner:
             slots = await self.executor.capacity()
             if slots != limiter.total_tokens:
                 limiter.total_tokens = self.progress.slots = slots
+                self._room.unpark_all()  # the window grows (or shrinks) with the slots
 
     async def _start(self, nursery: trio.Nursery, limiter: trio.CapacityLimiter) -> None:
         """Start the pending matches as the store gives them, keeping a few per slot started
@@ -239,27 +253,27 @@ class LeagueRunner:
         while mirrors wait, which keeps every slot busy to the end). A run that may stop early:
         a task per pair that plays both legs on one slot, one after the other, so complete pairs
         come in as soon as they can and a stop leaves few half-played."""
-        window = trio.Semaphore(AHEAD_PER_SLOT * max(self.progress.slots, 1))
         by_pairs = self.config.sprt is not None or self.stop is not None
         for legs in _pairs_in_order(self.store.pending(self.config.name)):
             places = 1 if by_pairs else len(legs)  # each task holds a place in the window
-            for _ in range(places):
-                await window.acquire()
+            while self._started + places > AHEAD_PER_SLOT * max(self.progress.slots, 1):
+                await self._room.park()  # a task ended, or the executor grew
             if self.progress.stopped:
                 return
+            self._started += places
             if by_pairs:
-                nursery.start_soon(self._windowed, window, self._play_pair(legs, limiter))
+                nursery.start_soon(self._windowed, self._play_pair(legs, limiter))
                 continue
             pair = trio.Lock()  # the legs of a pair are scheduled together: one lock each
             for match in legs:
-                nursery.start_soon(self._windowed, window, self._play(match, limiter, pair))
+                nursery.start_soon(self._windowed, self._play(match, limiter, pair))
 
-    @staticmethod
-    async def _windowed(window: trio.Semaphore, play: Awaitable[None]) -> None:
+    async def _windowed(self, play: Awaitable[None]) -> None:
         try:
             await play
         finally:
-            window.release()
+            self._started -= 1
+            self._room.unpark_all()
 
     async def _play(self, match: MatchRow, limiter: trio.CapacityLimiter, pair: trio.Lock) -> None:
         async with pair, limiter:  # the pair first: a leg waiting for its mirror holds no slot
@@ -366,10 +380,14 @@ class LeagueRunner:
         if self.progress.stopped:
             return
         settings = self.config.sprt
-        if settings is not None and self.tally is not None:
+        kept = self.store.decision(self.config.name) if settings is not None else None
+        if kept is not None:  # decided in an earlier run: what finished since changes nothing
+            self.decision = _kept_decision(kept)
+            self.progress.stopped = True
+        elif settings is not None and self.tally is not None:
             now = status(self.tally.counts, settings)
             if now.verdict is not None:
-                self.decision = now
+                self.decision = _kept_decision(self.store.decide(self.config.name, now.to_json()))
                 self.progress.stopped = True
         if self.stop is not None and self.stop():
             self.progress.stopped = True
@@ -429,6 +447,18 @@ def _result_line(row: ResultRow) -> str:
     forfeit = " by forfeit" if row.summary.forfeited else ""
     won, lost = games[row.winner], games[1 - row.winner]
     return f"{row.match_id}: {winner} beat {loser}{forfeit}, games {won}-{lost}"
+
+
+def _kept_decision(text: str) -> SprtStatus:
+    """A decision as the store keeps it.
+
+    Raises:
+        StoreDamaged: it cannot be read.
+    """
+    try:
+        return SprtStatus.from_json(text)
+    except ValueError as error:
+        raise StoreDamaged("decision of the match", str(error)) from None
 
 
 def _disk_full(error: sqlite3.OperationalError | OSError) -> bool:

@@ -26,6 +26,7 @@ true, ``beta`` that of accepting H0 when H1 is true.
 from __future__ import annotations
 
 import enum
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -156,6 +157,38 @@ class SprtStatus:
     """``None`` while the LLR is strictly between the bounds: keep going."""
     pairs: int
     """Complete pairs counted."""
+
+    def to_json(self) -> str:
+        """The status as the store keeps a match's decision."""
+        return json.dumps(
+            {
+                "llr": self.llr,
+                "lower": self.lower,
+                "upper": self.upper,
+                "verdict": None if self.verdict is None else self.verdict.value,
+                "pairs": self.pairs,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SprtStatus:
+        """Read :meth:`to_json`'s form.
+
+        Raises:
+            ValueError: not such a status.
+        """
+        try:
+            data = json.loads(text)
+            verdict = data["verdict"]
+            return cls(
+                float(data["llr"]),
+                float(data["lower"]),
+                float(data["upper"]),
+                None if verdict is None else Verdict(verdict),
+                int(data["pairs"]),
+            )
+        except (TypeError, KeyError, ValueError) as error:
+            raise ValueError(f"not a sequential test's status ({error})") from None
 
 
 def _check_counts(counts: Sequence[int]) -> None:

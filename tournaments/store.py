@@ -477,6 +477,27 @@ class Store:
                 del fields["page_key"]
                 yield MatchRow(**{**fields, "state": _state(row)})
 
+    def decide(self, league: str, decision: str) -> str:
+        """Keep a match's decision (its sequential test's status, as text) and drop the
+        matches it will never play: its pending ones (those running finish and are recorded).
+        The first decision is the one kept, whatever finishes after it; returns the kept one."""
+        key = f"decision/{league}"
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, decision))
+            db.execute(
+                "DELETE FROM matches WHERE league = ? AND state = ?",
+                (league, MatchState.PENDING.value),
+            )
+            kept = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(kept["value"])
+
+    def decision(self, league: str) -> str | None:
+        """A match's kept decision (``None``: it has none)."""
+        found = self.db.execute(
+            "SELECT value FROM meta WHERE key = ?", (f"decision/{league}",)
+        ).fetchone()
+        return None if found is None else str(found["value"])
+
     def counts(self, league: str) -> dict[MatchState, int]:
         """How many matches are in each state.
 

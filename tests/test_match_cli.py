@@ -210,6 +210,9 @@ def gin_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
         (["a", "zed", "--pairs", "2"], "no submitted bot 'zed'"),
         (["a", "a@1", "--pairs", "2"], "are the same bot (a@1)"),
         (["a", "b", "--pairs", "2", "--name", "Bad Name"], "bad or missing name"),
+        (["a", "b", "--pairs", "2", "--move-time", "nan"], "--move-time nan: must be between"),
+        (["a", "b", "--elo0", "0", "--elo1", "5", "--max-pairs", "125001"], "at most 125000"),
+        (["a", "b", "--pairs", "2", "--move-time", "inf"], "--move-time inf: must be between"),
     ],
 )
 def test_the_commands_errors_are_one_line(gin_home: Store, args: list[str], message: str) -> None:
@@ -225,8 +228,8 @@ def test_a_name_taken_by_other_settings_is_a_one_line_error(gin_home: Store) -> 
     result = cli.invoke(app, ["match", "a", "b", "--pairs", "4"])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
-        "error: a-vs-b exists with other settings (gin match a@1 b@1 --pairs 3): run it with "
-        "those to resume it, or give another --name"
+        "error: a-vs-b exists with other settings (gin match a@1 b@1 --pairs 3 --name a-vs-b): "
+        "run it with those to resume it, or give another --name"
     ]
 
 

@@ -3,12 +3,13 @@ league a double forfeit, and an hour-long move time lets a stuck bot hold a matc
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.control import MAX_MS, SANE_MS, TimeControl
-from tournaments.league import LeagueConfig, LeagueError
+from tournaments.league import LeagueConfig, LeagueError, load_league
 
 
 @pytest.mark.parametrize(
@@ -59,3 +60,14 @@ def test_a_typo_in_a_league_section_names_the_field_and_the_known_ones() -> None
         "startup_ms, time_bank_ms)",
         "  - [fault_policy]: unknown field 'strike' (known: strikes)",
     ]
+
+
+def test_a_binary_or_huge_league_file_is_one_line(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(bytes(range(128, 256)) * 3)
+    with pytest.raises(LeagueError, match=r"binary.toml is not UTF-8 text \(a TOML file is\)$"):
+        load_league(binary)
+    huge = tmp_path / "huge.toml"
+    huge.write_text("# " + "x" * 2_000_000 + "\n")
+    with pytest.raises(LeagueError, match=r"huge\.toml is over 1024 KiB: not a league file"):
+        load_league(huge)

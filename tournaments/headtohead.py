@@ -90,7 +90,7 @@ def describe(config: LeagueConfig) -> str:
     """A match's settings as ``gin match`` takes them.
 
     >>> describe(match_config("m", ("a@1", "b@1"), 5, None, 2, 500))
-    'a@1 b@1 --pairs 5 --move-time 0.5'
+    'a@1 b@1 --pairs 5 --move-time 0.5 --name m'
     """
     words = [*config.bots]
     if config.sprt is None:
@@ -103,6 +103,7 @@ def describe(config: LeagueConfig) -> str:
         )
     if config.time_control != TimeControl():
         words.append(f"--move-time {config.time_control.move_time_ms / 1000:g}")
+    words.append(f"--name {config.name}")
     return " ".join(words)
 
 
@@ -122,6 +123,11 @@ def start_match(store: Store, config: LeagueConfig) -> LeagueConfig:
     if config.sprt is not None:
         config = dataclasses.replace(config, series_per_pairing=old.series_per_pairing)
     if dataclasses.replace(old, jobs=config.jobs) != config:
+        if describe(old) == describe(config):  # rules, faults, a time bank: not gin match's
+            raise LeagueError(
+                f"{config.name} is a league gin match did not make (its rules, time control "
+                "or fault policy differ): give the match another --name"
+            )
         raise LeagueError(
             f"{config.name} exists with other settings (gin match {describe(old)}): run it "
             f"with those to resume it, or give another --name"

@@ -66,6 +66,7 @@ from tournaments.registry import RegistryError, resolve
 from tournaments.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
+MAX_LEAGUE_FILE_BYTES: Final = 1024 * 1024
 MAX_LEAGUE_MATCHES: Final = 250_000
 """The most matches a league may hold (its store rows, and days of play on one machine)."""
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -270,9 +271,15 @@ def load_league(path: Path) -> LeagueConfig:
     """
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            raw = handle.read(MAX_LEAGUE_FILE_BYTES + 1)
     except OSError as error:
         raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+    if len(raw) > MAX_LEAGUE_FILE_BYTES:
+        raise LeagueError(f"{path} is over {MAX_LEAGUE_FILE_BYTES // 1024} KiB: not a league file")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise LeagueError(f"{path} is not UTF-8 text (a TOML file is)") from None
     except tomllib.TOMLDecodeError as error:
         raise LeagueError(f"{path} is not valid TOML: {error}") from None
     return LeagueConfig.from_dict(data)

@@ -95,7 +95,7 @@ MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the ti
 def move_time_control(move_time: float) -> TimeControl:
     """The time control of ``--move-time`` (seconds), or a one-line error out of bounds."""
     low, high = (limit / 1000 for limit in SANE_MS["move_time_ms"])
-    if not low <= move_time <= high:
+    if not low <= move_time <= high:  # NaN too
         raise fail(f"--move-time {move_time:g}: must be between {low:g} and {high:g} seconds")
     return TimeControl(move_time_ms=round(move_time * 1000))
 

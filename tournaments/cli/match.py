@@ -17,7 +17,15 @@ from rich.live import Live
 from rich.text import Text
 
 from referee.bot_text import shown
-from tournaments.cli.common import Strict, console, fail, open_arena, open_sandbox, said
+from tournaments.cli.common import (
+    Strict,
+    console,
+    fail,
+    move_time_control,
+    open_arena,
+    open_sandbox,
+    said,
+)
 from tournaments.cli.words import counts_text, elo_text, verdict_text
 from tournaments.executors import ExecutorError
 from tournaments.headtohead import (
@@ -29,7 +37,7 @@ from tournaments.headtohead import (
     play_match,
     start_match,
 )
-from tournaments.league import LeagueConfig, LeagueError
+from tournaments.league import MAX_LEAGUE_MATCHES, LeagueConfig, LeagueError
 from tournaments.registry import Arena, RegistryError, resolve
 from tournaments.runner import LeagueBusy, PairTally, Progress
 from tournaments.sprt import SprtSettings
@@ -143,6 +151,8 @@ def _mode(
     cap = DEFAULT_CAP if max_pairs is None else max_pairs
     if cap < 1:
         raise fail(f"--max-pairs must be positive, not {cap}")
+    if 2 * cap > MAX_LEAGUE_MATCHES:
+        raise fail(f"--max-pairs {cap}: at most {MAX_LEAGUE_MATCHES // 2} (a league's limit)")
     given = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta}
     try:
         settings = SprtSettings.from_dict({k: v for k, v in given.items() if v is not None})
@@ -211,7 +221,7 @@ def match(
     if bots[0] == bots[1]:
         raise fail(f"{first} and {second} are the same bot ({bots[0]}): a match needs two")
     name = name or match_name(first, second)
-    move_ms = None if move_time is None else round(move_time * 1000)
+    move_ms = None if move_time is None else move_time_control(move_time).move_time_ms
     initial = count if settings is None else batch_pairs(jobs, 0, count)
     try:
         config = start_match(store, match_config(name, bots, initial, settings, jobs, move_ms))
@@ -254,6 +264,8 @@ def _play(
             config, decision = trio.run(play)
     except LeagueBusy as busy:
         raise fail(str(busy)) from None
+    except LeagueError as error:  # its next batch would pass a limit
+        raise fail(" ".join(str(error).split())) from None
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
     except (KeyboardInterrupt, ExecutorError) as stop:

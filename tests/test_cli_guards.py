@@ -205,3 +205,11 @@ def test_html_into_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     assert one_line_error(result.output) == (
         f"error: --html {target}: no folder {target.parent} (make it first)"
     )
+
+
+def test_the_demo_never_empties_a_real_arena_home(home: Path) -> None:
+    two_bot_league(home)  # a league named spring: not the demo's
+    result = runner.invoke(app, ["league", "demo", "--home", str(home)])
+    assert result.exit_code == 2
+    assert "is an arena home with more than the demo (spring)" in one_line_error(result.output)
+    assert Arena(home).open_store().leagues() == ["spring"]

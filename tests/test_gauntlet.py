@@ -268,3 +268,19 @@ def test_one_bot_named_two_ways_and_every_unknown_bot_are_listed_at_once(tmp_pat
     assert problems[1].startswith("  - no submitted bot 'zed'")
     assert problems[2].startswith("  - no submitted bot 'yak'")
     assert store.leagues() == []
+
+
+def test_a_round_robin_does_not_become_a_gauntlet_when_a_candidate_is_added(
+    tmp_path: Path,
+) -> None:
+    """Adding a bot as a candidate to a round robin would make it a gauntlet whose old pairings
+    ``gin league extend`` then skips: it is refused, as the other way round is."""
+    store = Store(tmp_path / "s.sqlite")
+    for index, name in enumerate(("a", "b", "c", "x")):
+        store.add_bot(BotRow(name, "1", str(index) * 64, tmp_path, "", "", float(index)))
+    create_league(store, LeagueConfig("rr", 1, ("a", "b", "c")))
+    with pytest.raises(LeagueError, match="only adding bots is allowed"):
+        create_league(store, LeagueConfig("rr", 1, ("a", "b", "c", "x"), candidates=("x",)))
+    stored = stored_league(store, "rr")
+    assert stored is not None
+    assert stored.config.candidates == ()

@@ -466,7 +466,8 @@ def _settled(stored: StoredLeague, config: LeagueConfig, idents: list[str]) -> L
     )
     old = set(stored.resolved)
     again = StoredLeague(config, tuple(idents)).candidate_idents() & old
-    if before != after or not old <= set(idents) or again != stored.candidate_idents():
+    turned = bool(config.candidates) != bool(stored.config.candidates)  # round robin <-> gauntlet
+    if before != after or not old <= set(idents) or again != stored.candidate_idents() or turned:
         raise LeagueError(
             f"league {config.name} exists with other settings: only adding bots is allowed; "
             "create a league with a new name"

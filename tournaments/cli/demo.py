@@ -12,9 +12,10 @@ from typing import Final
 
 import trio
 
+from protocol.manifest import load_manifest
 from tournaments.league import LeagueConfig, create_league
 from tournaments.registry import Arena, submit
-from tournaments.store import Store
+from tournaments.store import Store, StoreUnusable
 
 SAMPLES: Final = Path(__file__).resolve().parents[2] / "sample_bots"
 DEMO_BOTS: Final = ("random", "greedy", "strong", "node")
@@ -37,6 +38,30 @@ class DemoHomeError(ValueError):
     """A ``--home`` the demo may not empty."""
 
 
+def _demo_home_only(home: Path) -> None:
+    """Refuse an arena home that holds more than the demo's league and the sample bots.
+
+    Raises:
+        DemoHomeError: it holds other leagues or bots (or its store cannot be read).
+    """
+    try:
+        store = Arena(home).open_store()
+    except StoreUnusable as error:
+        raise DemoHomeError(f"--home {home}: {error}") from None
+    try:
+        leagues = set(store.leagues()) - {"demo"}
+        samples = {load_manifest(folder).name for folder in demo_bots()}
+        bots = {bot.name for bot in store.bots()} - samples
+    finally:
+        store.close()
+    if leagues or bots:
+        held = ", ".join(sorted(leagues | bots))
+        raise DemoHomeError(
+            f"--home {home} is an arena home with more than the demo ({held}): the demo empties "
+            "its home, so give a new or empty folder"
+        )
+
+
 def prepare_demo(
     home: Path, series_per_pairing: int, seed: int
 ) -> tuple[Arena, Store, LeagueConfig]:
@@ -56,6 +81,8 @@ def prepare_demo(
             f"--home {home} holds files and no arena.sqlite: the demo empties its home, so "
             "give a new or empty folder"
         )
+    if (home / "arena.sqlite").is_file():
+        _demo_home_only(home)
     if home.exists():
         shutil.rmtree(home)
     arena = Arena(home)

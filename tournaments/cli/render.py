@@ -232,31 +232,34 @@ def standings_table(standings: Standings) -> Table:
 def _rating_cells(bot: BotStanding) -> tuple[str, str]:
     """The Elo and 95% CI cells: a bound as ``>= x`` or ``<= x`` with no interval."""
     if bot.rating_bound == "lower" and bot.rating_low is not None:
-        return f">= {bot.rating_low:+.0f}", "-"
+        return f">= {_signed(bot.rating_low, 0)}", "-"
     if bot.rating_bound == "upper" and bot.rating_high is not None:
-        return f"<= {bot.rating_high:+.0f}", "-"
-    return f"{bot.rating:+.0f}", f"{_signed(bot.rating_low, 0)}..{_signed(bot.rating_high, 0)}"
+        return f"<= {_signed(bot.rating_high, 0)}", "-"
+    return _signed(bot.rating, 0), f"{_signed(bot.rating_low, 0)}..{_signed(bot.rating_high, 0)}"
 
 
 def _signed(value: float | None, digits: int) -> str:
     """A signed figure, or a dash where there is none."""
-    return "-" if value is None else f"{value:+.{digits}f}"
+    if value is None:
+        return "-"
+    text = f"{value:+.{digits}f}"
+    return "+" + text[1:] if text.lstrip("-+").strip("0.") == "" else text  # never "-0"
 
 
 def _elo_cell(pair: Pairwise) -> str:
     """The pairing's Elo difference and its 95% interval: a bound as ``>= x``, a dash below 4
     units, an open end as ``inf``."""
     if pair.elo_bound == "lower":
-        return "-" if pair.elo_low is None else f">= {pair.elo_low:+.0f}"
+        return "-" if pair.elo_low is None else f">= {_signed(pair.elo_low, 0)}"
     if pair.elo_bound == "upper":
-        return "-" if pair.elo_high is None else f"<= {pair.elo_high:+.0f}"
+        return "-" if pair.elo_high is None else f"<= {_signed(pair.elo_high, 0)}"
     if pair.elo is None:
         return "-"
     if pair.los is None:
-        return f"{pair.elo:+.0f}"
-    low = "-inf" if pair.elo_low is None else f"{pair.elo_low:+.0f}"
-    high = "+inf" if pair.elo_high is None else f"{pair.elo_high:+.0f}"
-    return f"{pair.elo:+.0f} ({low}, {high})"
+        return _signed(pair.elo, 0)
+    low = "-inf" if pair.elo_low is None else _signed(pair.elo_low, 0)
+    high = "+inf" if pair.elo_high is None else _signed(pair.elo_high, 0)
+    return f"{_signed(pair.elo, 0)} ({low}, {high})"
 
 
 def _margin_cell(pair: Pairwise) -> str:

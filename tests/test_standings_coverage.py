@@ -80,3 +80,30 @@ def test_rating_intervals_cover_95_percent(
     ratings, differences = coverage(bots, units, cancel, leagues)
     assert 0.93 <= ratings <= 0.97, f"ratings covered {ratings:.1%}"
     assert 0.93 <= differences <= 0.97, f"differences covered {differences:.1%}"
+
+
+def test_one_lopsided_bot_does_not_shrink_the_other_intervals() -> None:
+    """Three close bots (within ±100) and one 1,200 Elo below them, 10 pairs per pairing with
+    independent legs (true dispersion 1): the close bots' differences still cover 93-97%. With
+    the weak bot's near-certain units counted in the dispersion they covered 88%."""
+    rng = random.Random("lopsided")
+    names = [str(i) for i in range(4)]
+    inside = total = 0
+    for _ in range(400):
+        truth = [rng.uniform(-100, 100) for _ in range(3)] + [-1200.0]
+        played = []
+        for i in range(4):
+            for j in range(i + 1, 4):
+                p = score_from_elo(truth[i] - truth[j])
+                for _ in range(10):
+                    legs = (float(rng.random() < p), float(rng.random() < p))
+                    played.append(PairOutcome(names[i], names[j], legs, 0))
+        fitted = fit_ratings(played, names)
+        for i in range(3):
+            for j in range(i + 1, 3):
+                _, low, high = fitted.difference(names[i], names[j])
+                inside += low <= truth[i] - truth[j] <= high
+                total += 1
+    assert 0.93 <= inside / total <= 0.97, (
+        f"the close bots' differences covered {inside / total:.1%}"
+    )

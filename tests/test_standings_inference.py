@@ -6,9 +6,11 @@ import math
 import random
 
 import pytest
+from scipy import stats  # type: ignore[import-untyped]  # dev only; never skipped
 
 from tournaments.inference import (
     MIN_UNITS,
+    PRIOR_VARIANCE,
     elo_from_score,
     mean_estimate,
     score_estimate,
@@ -16,8 +18,8 @@ from tournaments.inference import (
     t_cdf,
     t_quantile,
 )
-
-stats = pytest.importorskip("scipy.stats")  # a dev dependency: make test installs it
+from tournaments.pairs import PairOutcome
+from tournaments.standings import fit_ratings
 
 DFS = (1, 2, 3, 4, 5, 7, 10, 15, 30, 60, 120, 1000)
 PS = (0.0005, 0.005, 0.025, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.95, 0.975, 0.995, 0.9995)
@@ -76,3 +78,27 @@ def test_an_unbeaten_pairing_is_a_bound() -> None:
     assert winless.elo_high == pytest.approx(-estimate.elo_low)  # type: ignore[operator]
     assert math.isclose(winless.los or 0, 0.5**6)
     assert score_estimate([1.0] * 3).los is None
+
+
+def test_a_pairings_interval_uses_the_t_quantile_of_its_units() -> None:
+    """Not 1.96: at six units the half-width is t(5) times the standard error (the mutation
+    to the normal quantile passed every coverage test, so the quantile itself is pinned)."""
+    scores = [1.0, 0.5, 0.5, 0.0, 1.0, 0.5]
+    estimate = score_estimate(scores)
+    n, mean = len(scores), sum(scores) / len(scores)
+    se = math.sqrt((sum((x - mean) ** 2 for x in scores) + PRIOR_VARIANCE) / n / n)
+    high = mean + stats.t.ppf(0.975, n - 1) * se
+    assert estimate.elo_high is not None
+    assert estimate.elo_high == pytest.approx(elo_from_score(high), rel=1e-6)
+    assert estimate.los == pytest.approx(stats.t.cdf((mean - 0.5) / se, n - 1), rel=1e-6)
+
+
+def test_rating_intervals_use_the_t_quantile_of_the_fits_degrees_of_freedom() -> None:
+    units = [PairOutcome("a", "b", (1.0, 0.0), 5)] * 3 + [PairOutcome("a", "b", (1.0, 1.0), 9)]
+    units += [PairOutcome("a", "b", (0.0, 0.0), -9)]
+    ratings = fit_ratings(units, ["a", "b"])
+    assert ratings.df == 4  # five units, two bots
+    rating, low, high = ratings.rating("a")
+    half = stats.t.ppf(0.975, ratings.df) * math.sqrt(ratings.covariance[0][0])
+    assert (high - rating) == pytest.approx(half, rel=1e-6)
+    assert (rating - low) == pytest.approx(half, rel=1e-6)

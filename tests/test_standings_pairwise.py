@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tournaments.inference import mean_estimate, score_estimate
+from tournaments.inference import mean_estimate, score_estimate, score_from_elo
 from tournaments.standings import compute
 from tournaments.store import ResultRow
 
@@ -170,6 +170,24 @@ def test_unbeaten_bot_and_pairing_are_bounds() -> None:
     assert pair.elo_low > 0  # 8 series won of 8, unpaired
     assert pair.los == round(1 - 0.5**8, 4)
     assert (pair.margin, pair.margin_low) == (90, 90)
+
+
+@pytest.mark.parametrize("series", [8, 16, 40])
+def test_an_unbeaten_bots_bound_is_wrong_at_most_2_5_percent_of_the_time(series: int) -> None:
+    """Two bots, ``series`` lone series all won by a: the ``>=`` shown must be wrong (above a's
+    true centred rating, half the true gap) with probability at most 2.5%, whatever the gap.
+    That probability is P(a wins them all) = p(gap)^n where the bound is wrong, 0 elsewhere; the
+    bound the fit's prior gave was wrong 9-25% of the time (for 40-0 it said >= +293)."""
+    rows = [row(f"m{i}", ("a", "b"), 0, (100, 10)) for i in range(series)]
+    a = next(bot for bot in compute("t", rows).bots if bot.bot == "a")
+    assert (a.rating_bound, a.rating_high) == ("lower", None)
+    assert a.rating_low is not None
+    for gap in range(0, 1201, 5):
+        wrong = gap / 2 < a.rating_low
+        chance = score_from_elo(gap) ** series
+        assert not wrong or chance <= 0.025 + 1e-9, (gap, a.rating_low, chance)
+    pair = next(p for p in compute("t", rows).pairwise if p.bot == "a")
+    assert (pair.rating_diff_low, pair.rating_diff_high) == (pair.elo_low, None)
 
 
 def test_crosstable_json_and_csv() -> None:

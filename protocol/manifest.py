@@ -305,31 +305,58 @@ def _kind_problem(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode) else "special"
 
 
-def folder_entries(folder: Path) -> Iterator[tuple[Path, os.stat_result]]:
+@dataclass(frozen=True, slots=True)
+class FolderEntry:
+    """One entry of a bot folder, as :func:`folder_entries` finds it."""
+
+    path: Path
+    """Where it is (for messages: open it through ``parent`` and ``name``)."""
+    info: os.stat_result
+    """Its own ``lstat``: a symlink is a symlink."""
+    parent: int
+    """A descriptor of the folder it is in, open while the entry is being looked at: opened
+    through it (``dir_fd``), the entry is the one listed, even if a folder on its path was
+    swapped for a symlink meanwhile."""
+    name: str
+
+
+_FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def folder_entries(folder: Path) -> Iterator[FolderEntry]:
     """Every entry below ``folder`` that is part of the bot (the ignored ones left out, and
-    nothing below them), in sorted order, each with its own ``lstat``: symlinks are never
-    followed, so nothing outside the folder is looked at.
+    nothing below them), in sorted order, depth first. Symlinks are never followed and each
+    folder is opened through its parent's descriptor, never by its path, so nothing outside
+    the folder is looked at, even when the folder changes while it is walked.
 
     Raises:
-        OSError: a folder cannot be listed.
+        OSError: a folder cannot be listed (or is no longer a folder).
     """
     folder = Path(os.path.abspath(folder))
-    ignored = ignore_rule(folder)
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        with os.scandir(current) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-        folders = []
-        for entry in entries:
-            path = Path(entry.path)
-            if ignored(path.relative_to(folder)):
-                continue
-            info = entry.stat(follow_symlinks=False)
-            yield path, info
-            if stat.S_ISDIR(info.st_mode):
-                folders.append(path)
-        stack.extend(reversed(folders))
+    root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        yield from _walk(root, folder, PurePath(), ignore_rule(folder))
+    finally:
+        os.close(root)
+
+
+def _walk(
+    descriptor: int, folder: Path, relative: PurePath, ignored: Callable[[PurePath], bool]
+) -> Iterator[FolderEntry]:
+    with os.scandir(descriptor) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        inside = relative / entry.name
+        if ignored(inside):
+            continue
+        info = entry.stat(follow_symlinks=False)
+        yield FolderEntry(folder / inside, info, descriptor, entry.name)
+        if stat.S_ISDIR(info.st_mode):
+            child = os.open(entry.name, _FOLDER_FLAGS, dir_fd=descriptor)
+            try:
+                yield from _walk(child, folder, inside, ignored)
+            finally:
+                os.close(child)
 
 
 def _scan_folder(folder: Path, problems: list[str]) -> int:
@@ -339,7 +366,8 @@ def _scan_folder(folder: Path, problems: list[str]) -> int:
     folder = Path(os.path.abspath(folder))
     size = files = entries = 0
     try:
-        for path, info in folder_entries(folder):
+        for entry in folder_entries(folder):
+            path, info = entry.path, entry.info
             entries += 1
             if entries > MAX_FILES:
                 problems.append(f"too many files: more than {MAX_FILES}, the limit")

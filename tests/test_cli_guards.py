@@ -4,6 +4,7 @@ bounds."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import re
@@ -18,7 +19,6 @@ import trio.testing
 from rich.console import Console
 from typer.testing import CliRunner
 
-from tournaments import runner as runner_module
 from tournaments.cli.app import app
 from tournaments.cli.live import PlainProgress
 from tournaments.executors.fake import FakeExecutor
@@ -139,7 +139,12 @@ def test_status_tells_a_dead_runner_from_a_live_one(home: Path) -> None:
     result = runner.invoke(app, ["league", "status", "spring"])
     assert result.exit_code == 0, result.output
     assert "the 2 running match(es) were left by a runner that stopped" in result.output
-    with runner_module._league_lock(Arena(home), "spring"):  # a live runner holds the league
+    locks = home / "locks"  # a live runner holds the league's lock (as LeagueRunner.run does)
+    locks.mkdir(exist_ok=True)
+    with (locks / "spring.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write(str(os.getpid()))
+        held.flush()
         result = runner.invoke(app, ["league", "status", "spring"])
     assert f"runner: process {os.getpid()} is playing it" in result.output
 

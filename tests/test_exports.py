@@ -84,6 +84,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "SANDBOX_PATH",
         "SYSTEM_PATHS",
         "VERSION_PATTERN",
+        "FolderEntry",
         "Manifest",
         "ManifestError",
         "folder_entries",

@@ -8,16 +8,25 @@ admission) and leave no half-made entry in the registry.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
 
-from protocol.manifest import MAX_FILES, Manifest, ManifestError, load_manifest
+from protocol.manifest import (
+    MAX_FILES,
+    FolderEntry,
+    Manifest,
+    ManifestError,
+    folder_entries,
+    load_manifest,
+)
 from referee.conformance import CheckReport
 from referee.local import code_hash
 from tournaments.registry import Arena, Checker, RegistryError, submit
@@ -148,7 +157,7 @@ def test_an_unreadable_file_is_a_one_line_refusal(
     real_open = os.open
 
     def refusing_open(path: str | os.PathLike[str], flags: int, *args: int, **kw: int) -> int:
-        if Path(path) == secret:
+        if Path(path).name == secret.name:
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, flags, *args, **kw)
 
@@ -275,3 +284,98 @@ def test_a_kept_copy_is_complete_read_only_and_hashes_as_its_row(tmp_path: Path)
     again = submitted(place, store, folder)
     assert again == row
     assert [p.name for p in kept.parent.iterdir()] == [kept.name]
+
+
+def test_a_file_that_grows_past_the_limit_while_copied_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy keeps its own count of bytes: a folder that passed the check and then grew is
+    refused, whatever the check saw (here the copy's limit is made smaller than the check's)."""
+    folder = bot_folder(tmp_path)
+    (folder / "weights.bin").write_bytes(b"\0" * 5000)
+    monkeypatch.setattr("tournaments.registry.MAX_FOLDER_BYTES", 4000)
+    place, store = arena(tmp_path)
+    with pytest.raises(RegistryError, match="grew past"):
+        submitted(place, store, folder)
+    assert_registry_clean(place, store)
+
+
+def test_a_manifest_changed_between_check_and_copy_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy's manifest is read again: one that now names another version is not kept under
+    the version that was checked."""
+    folder = bot_folder(tmp_path)
+    reads: list[Path] = []
+
+    def bumped(where: Path | str) -> Manifest:
+        manifest = load_manifest(where)
+        reads.append(Path(where))
+        return manifest if len(reads) == 1 else dataclasses.replace(manifest, version="9.9.9")
+
+    monkeypatch.setattr("tournaments.registry.load_manifest", bumped)
+    place, store = arena(tmp_path)
+    with pytest.raises(RegistryError, match="changed while it was submitted"):
+        submitted(place, store, folder)
+    assert_registry_clean(place, store)
+
+
+def test_an_entry_that_is_no_longer_a_file_once_opened_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file swapped for a named pipe between its listing and its opening is caught by the
+    open file's own kind (the listing said regular file), without blocking on the pipe."""
+    folder = bot_folder(tmp_path)
+    os.mkfifo(folder / "swapped")
+
+    def as_if_regular(source: Path) -> Iterator[FolderEntry]:
+        for entry in folder_entries(source):
+            if entry.name == "swapped":
+                info = os.stat_result((stat.S_IFREG | 0o644, *entry.info[1:]))
+                entry = dataclasses.replace(entry, info=info)  # noqa: PLW2901
+            yield entry
+
+    monkeypatch.setattr("tournaments.registry.folder_entries", as_if_regular)
+    monkeypatch.setattr("tournaments.registry.load_manifest", _checked)
+    place, store = arena(tmp_path)
+    with pytest.raises(RegistryError, match="swapped is not a regular file"):
+        submitted(place, store, folder)
+    assert_registry_clean(place, store)
+
+
+def _checked(where: Path | str) -> Manifest:
+    """The manifest check without its scan of the folder (which would see the pipe)."""
+    folder = Path(where)
+    data = (folder / "bot.toml").read_text()
+    version = data.split('version = "')[1].split('"')[0]
+    return Manifest(folder, "random", version, ("python", "bot.py"))
+
+
+def test_a_folder_swapped_for_a_symlink_while_copied_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of the bot replaced by a link to outside between its listing and its copy: the
+    copy opens each folder through its parent's descriptor, without following links, so the
+    outside is never read (it was: the copy kept a secret from outside the folder)."""
+    folder = bot_folder(tmp_path)
+    (folder / "z").mkdir()
+    (folder / "z" / "table.txt").write_text("mine")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "table.txt").write_text("TOP SECRET")
+    real_open = os.open
+    opened: list[str] = []
+
+    def swap_then_open(path: str | os.PathLike[str], flags: int, *args: int, **kw: int) -> int:
+        if str(path) == "z" and flags & os.O_DIRECTORY:
+            opened.append("z")
+            if len(opened) == 2:  # the copy's walk (the check's was the first): listed as a
+                shutil.rmtree(folder / "z")  # folder, a link by the time it is opened
+                (folder / "z").symlink_to(outside)
+        return real_open(path, flags, *args, **kw)
+
+    monkeypatch.setattr(os, "open", swap_then_open)
+    place, store = arena(tmp_path)
+    with pytest.raises(RegistryError, match="cannot copy"):
+        submitted(place, store, folder)
+    assert_registry_clean(place, store)

@@ -22,6 +22,7 @@ from protocol.manifest import (
     MAX_FILES,
     MAX_FOLDER_BYTES,
     MIB,
+    FolderEntry,
     Manifest,
     ManifestError,
     folder_entries,
@@ -214,18 +215,19 @@ def _copy_bot(source: Path, target: Path) -> None:
     budget = MAX_FOLDER_BYTES
     count = 0
     try:
-        for path, info in folder_entries(source):
+        for entry in folder_entries(source):
             count += 1
             if count > MAX_FILES:
                 raise RegistryError(f"{source} has more than {MAX_FILES} files")
-            name = path.relative_to(source)
+            name = entry.path.relative_to(source)
             destination = target / name
-            if stat.S_ISDIR(info.st_mode):
+            mode = entry.info.st_mode
+            if stat.S_ISDIR(mode):
                 destination.mkdir()
-            elif stat.S_ISLNK(info.st_mode):
-                destination.symlink_to(os.readlink(path))
-            elif stat.S_ISREG(info.st_mode):
-                budget -= _copy_file(path, destination, budget)
+            elif stat.S_ISLNK(mode):
+                destination.symlink_to(os.readlink(entry.name, dir_fd=entry.parent))
+            elif stat.S_ISREG(mode):
+                budget -= _copy_file(entry, destination, budget)
             else:
                 raise RegistryError(
                     f"{name} in {source} is not a file, folder or symlink: it cannot be kept"
@@ -235,21 +237,25 @@ def _copy_bot(source: Path, target: Path) -> None:
         raise RegistryError(f"cannot copy {where}: {error.strerror}") from None
 
 
-def _copy_file(path: Path, destination: Path, budget: int) -> int:
+def _copy_file(entry: FolderEntry, destination: Path, budget: int) -> int:
     """Copy one regular file, reading at most ``budget`` bytes of it; returns its size."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(path, flags)
+    try:
+        descriptor = os.open(entry.name, flags, dir_fd=entry.parent)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(entry.path)) from None
     with open(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise RegistryError(f"{path} is not a regular file: it cannot be kept")
+            raise RegistryError(f"{entry.path} is not a regular file: it cannot be kept")
         size = 0
         with destination.open("xb") as out:
             while chunk := handle.read(1 << 20):
                 size += len(chunk)
                 if size > budget:
                     raise RegistryError(
-                        f"{path.parent} grew past {MAX_FOLDER_BYTES // MIB} MiB while it was copied"
+                        f"{entry.path.parent} grew past {MAX_FOLDER_BYTES // MIB} MiB while it "
+                        "was copied"
                     )
                 out.write(chunk)
         os.chmod(destination, stat.S_IMODE(info.st_mode))

@@ -7,6 +7,7 @@ refused.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -149,6 +150,8 @@ async def submit(arena: Arena, store: Store, folder: Path, checker: Checker | No
     finally:
         if staging.exists():
             shutil.rmtree(staging, onerror=_make_writable)
+        with contextlib.suppress(OSError):  # a name's folder that was made for nothing
+            parent.rmdir()
 
 
 async def _register(

@@ -158,7 +158,7 @@ class HandEndRecord:
     turns: int
     deck: tuple[Card, ...]
     salt: bytes | None = None
-    """The salt of this hand's deck commitment (format 2; ``None`` in format 1, unsalted)."""
+    """The salt of this hand's deck commitment (from format 2; ``None`` in format 1, unsalted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ class ResultRecord:
     """Each seat's statistics (two, in a log that agrees)."""
     seed: int
     salt: bytes | None = None
-    """The match salt of the commitments (format 2; ``None`` in format 1, unsalted)."""
+    """The match salt of the commitments (from format 2; ``None`` in format 1, unsalted)."""
     unreadable: str | None = None
     """Why its ``faults`` or ``stats`` could not be read (then both are empty): the verifier
     says so when it reaches this record, after checking everything before it (the seed, which

@@ -377,7 +377,7 @@ def read_record(
 
 
 def read(path: Path | None, raws: Sequence[RawRecord]) -> MatchLogData:
-    """Read format-1 or format-2 records; stop at the first that cannot be read.
+    """Read records of formats 1 to 3; stop at the first that cannot be read.
 
     Raises:
         LogReadError: the header is not a readable header.

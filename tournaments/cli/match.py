@@ -296,7 +296,7 @@ def _finish(report: MatchReport, out: Console, as_json: bool) -> None:
         out.print(said(verdict_text(test.verdict, first, second, settings)), soft_wrap=True)
     elif report.state == "cap reached":
         out.print(
-            f"cap reached: {report.pairs} pairs and the test has not decided (LLR "
+            f"cap reached: {_pairs(report.pairs)} and the test has not decided (LLR "
             f"{test.llr if test else 0:+.2f} between its bounds); raise --max-pairs to go on",
             soft_wrap=True,
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import multiprocessing
 import os
 import platform
@@ -20,7 +21,10 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import TypeVar
+
+from rich.console import Console
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -178,3 +182,40 @@ def matchup_parser(names: Collection[str]) -> Callable[[str], tuple[str, str]]:
         return a, b
 
     return parse
+
+
+PairTask = tuple[str, str, int, int]
+"""(name of A, name of B, pair index, series seed): what one worker call plays."""
+
+
+def play_pairs(
+    matchups: Sequence[tuple[str, str]],
+    pairs: int,
+    seed_of: Callable[[int], int],
+    run_task: Callable[[PairTask], tuple[PairTask, R]],
+    *,
+    jobs: int,
+    status: Console,
+    chunksize: int = 1,
+) -> dict[tuple[str, str], list[R]]:
+    """Every matchup's pairs ``0 .. pairs - 1`` (pair ``i`` dealt from ``seed_of(i)``), played
+    by ``run_task`` in ``jobs`` processes; each matchup's results in pair order. Progress goes
+    to ``status`` twenty times."""
+    tasks = [(a, b, index, seed_of(index)) for a, b in matchups for index in range(pairs)]
+    found: dict[tuple[str, str], dict[int, R]] = {matchup: {} for matchup in matchups}
+    started = time.perf_counter()
+    step = max(1, len(tasks) // 20)
+    for done, (task, played) in enumerate(pool_map(run_task, tasks, jobs, chunksize), start=1):
+        found[(task[0], task[1])][task[2]] = played
+        if done % step == 0 or done == len(tasks):
+            status.log(f"{done}/{len(tasks)} pairs played ({time.perf_counter() - started:.0f} s)")
+    return {matchup: [found[matchup][i] for i in range(pairs)] for matchup in matchups}
+
+
+def write_report(
+    path: Path, env: dict[str, object], config: dict[str, object], **sections: object
+) -> None:
+    """Save a benchmark's configuration, the machine (with the load at the end) and its
+    figures (``sections``) in one JSON file."""
+    document = {"environment": env | {"loadavg_end": loadavg()}, "config": config, **sections}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

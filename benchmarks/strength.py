@@ -20,19 +20,28 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.harness import environment, loadavg, matchup_parser, pool_map, usable_cpus
+from benchmarks.harness import (
+    PairTask,
+    environment,
+    loadavg,
+    matchup_parser,
+    play_pairs,
+    pool_map,
+    usable_cpus,
+    write_report,
+)
 from referee.rules import (
     Action,
     GreedyPolicy,
@@ -184,8 +193,7 @@ def series_seed(base: int, index: int) -> int:
     return int.from_bytes(digest[:6], "big")
 
 
-Task = tuple[str, str, int, int]
-"""(name of A, name of B, pair index, series seed): what one worker call plays."""
+Task = PairTask
 
 
 def run_task(task: Task) -> tuple[Task, tuple[SeriesStats, SeriesStats]]:
@@ -428,19 +436,15 @@ def write_json(
     path: Path, env: dict[str, object], config: Config, reports: Sequence[MatchupReport]
 ) -> None:
     """Save the configuration, the machine and every figure in one file."""
-    document = {
-        "environment": env | {"loadavg_end": loadavg()},
-        "config": {
-            "pairs": config.pairs,
-            "jobs": config.jobs,
-            "seed": config.seed,
-            "matchups": [list(m) for m in config.matchups],
-            "command": " ".join(["python -m benchmarks.strength", *config.argv]),
-        },
-        "checks": checks(reports),
-        "matchups": {f"{r.a}:{r.b}": asdict(r) for r in reports},
+    settings = {
+        "pairs": config.pairs,
+        "jobs": config.jobs,
+        "seed": config.seed,
+        "matchups": [list(m) for m in config.matchups],
+        "command": " ".join(["python -m benchmarks.strength", *config.argv]),
     }
-    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    matchups = {f"{r.a}:{r.b}": asdict(r) for r in reports}
+    write_report(path, env, settings, checks=checks(reports), matchups=matchups)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -456,23 +460,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Python {env['python']} on {env['platform']}",
         highlight=False,
     )
-    tasks = [
-        (a, b, index, series_seed(config.seed, index))
-        for a, b in config.matchups
-        for index in range(config.pairs)
-    ]
-    results: dict[tuple[str, str], dict[int, tuple[SeriesStats, ...]]] = {
-        matchup: {} for matchup in config.matchups
-    }
-    step = max(1, len(tasks) // 20)
-    for done, (task, pair) in enumerate(run_tasks(tasks, config.jobs), start=1):
-        results[(task[0], task[1])][task[2]] = pair
-        if done % step == 0 or done == len(tasks):
-            status.log(f"{done}/{len(tasks)} pairs played ({time.perf_counter() - started:.0f} s)")
-    reports = [
-        summarise(a, b, [results[(a, b)][i] for i in range(config.pairs)])
-        for a, b in config.matchups
-    ]
+    played = play_pairs(
+        config.matchups, config.pairs, partial(series_seed, config.seed), run_task,
+        jobs=config.jobs, status=status,
+    )  # fmt: skip
+    reports = [summarise(a, b, played[a, b]) for a, b in config.matchups]
     print_report(console, reports)
     print_checks(console, reports)
     console.print(

@@ -23,6 +23,7 @@ from tournaments.cli.app import app
 from tournaments.cli.live import PlainProgress
 from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.store import BotRow, MatchState, Store
@@ -218,3 +219,24 @@ def test_the_demo_never_empties_a_real_arena_home(home: Path) -> None:
     assert result.exit_code == 2
     assert "is an arena home with more than the demo (spring)" in one_line_error(result.output)
     assert Arena(home).open_store().leagues() == ["spring"]
+
+
+class FailingExecutor(FakeExecutor):
+    """Every attempt ends without a result, as a worker that keeps dying."""
+
+    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
+        await super().play(job)
+        return WorkerFailure("the worker died")
+
+
+def test_a_league_run_whose_matches_fail_exits_1(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not 0: a script or CI sees that matches failed (issue 17)."""
+    two_bot_league(home)
+    monkeypatch.setattr("tournaments.runner.LocalExecutor", lambda _jobs: FailingExecutor(2))
+    monkeypatch.setattr("tournaments.cli.league.open_sandbox", lambda _strict: None)
+    result = runner.invoke(app, ["league", "run", "spring"])
+    assert result.exit_code == 1, result.output
+    assert "4 match(es) failed" in result.output
+    assert "gin league run spring tries them again" in result.output

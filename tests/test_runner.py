@@ -583,3 +583,14 @@ def test_a_full_disk_that_stops_even_the_put_back_is_still_one_error(
     assert MatchState.RUNNING in store.counts("r")  # left for the next run
     monkeypatch.undo()
     assert run(arena, store, config, FakeExecutor(2)).done == 6
+
+
+def test_a_bot_removed_behind_a_running_leagues_back_stops_it_with_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Not a trio ExceptionGroup traceback: one error saying what to do, the league resumable."""
+    arena, store, config = league(tmp_path)
+    store.db.execute("UPDATE bots SET removed = 1 WHERE name = 'c'")
+    with pytest.raises(ExecutorError, match=r"bot c@1 of match .* is no longer in the registry"):
+        run(arena, store, config, FakeExecutor(2))
+    assert MatchState.RUNNING not in store.counts("r")

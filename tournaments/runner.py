@@ -423,8 +423,11 @@ class LeagueRunner:
     def _bot(self, ident: str, match: MatchRow) -> BotRow:
         name, version = parse_spec(ident)
         row = self.store.bot(name, version)
-        if row is None:
-            raise RuntimeError(f"bot {ident} of match {match.match_id} is not in the registry")
+        if row is None:  # removed behind the league's back (gin bot remove refuses it)
+            raise ExecutorError(
+                f"bot {ident} of match {match.match_id} is no longer in the registry: submit it "
+                "again (gin bot submit DIR), then resume"
+            )
         return row
 
 

@@ -198,6 +198,13 @@ def league_run(
         f"{progress.done}/{progress.total} done, {progress.failed} failed"
     )
     _print_standings(store, name, Format.TABLE)
+    if progress.failed:
+        console.print(
+            f"{progress.failed} match(es) failed (gin league status {name} says why); "
+            f"gin league run {name} tries them again",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def _watcher() -> tuple[Listener, AbstractContextManager[object]]:

@@ -332,6 +332,8 @@ def test_gin_play_with_a_seed_seeds_the_bots_alike_in_its_home(
         return seeds
 
     seeded = play("home", "a.jsonl", "--seed", "5")
+    chosen = [r for r in lines(tmp_path / "a.jsonl") if r["type"] == "action" and r["by"] == "bot"]
+    assert len(chosen) > 50  # the bots really played (a series of forfeits would prove nothing)
     assert play("home", "b.jsonl", "--seed", "5") == seeded
     assert comparable(lines(tmp_path / "a.jsonl")[1:]) == comparable(
         lines(tmp_path / "b.jsonl")[1:]

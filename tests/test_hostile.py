@@ -517,7 +517,7 @@ def test_gin_play_shows_the_manifests_name_and_an_evil_stderr_escaped(tmp_path: 
     log = tmp_path / "stderr.jsonl"
     result = gin("play", folder, GREEDY, "--seed", "5", "--move-time", "0.4", "--log", log)
     assert result.exit_code == 0, result.output
-    assert "hostile evil_stderr" in result.output
+    assert "hostile@evil_stderr" in result.output
     assert "stderr:" in result.output
     assert_shown_escaped(result.output)
     seats = read_records(log)[0]["seats"]

@@ -10,11 +10,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask]'
 	touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,dask,bench]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask,bench]'
 	touch $@
 
 # The Node.js sample bot's dependencies (npm ci, again only when its lock file changes). CI needs
@@ -25,7 +25,7 @@ NODE_BOT_STAMP := $(NODE_BOT_DIR)/node_modules/.installed-stamp
 $(NODE_BOT_STAMP): $(NODE_BOT_DIR)/package-lock.json $(NODE_BOT_DIR)/package.json
 	@command -v node >/dev/null 2>&1 || { echo "make node-bot: 'node' not found: install Node.js 20+ (the Node sample bot and its tests need it)" >&2; exit 1; }
 	@command -v npm >/dev/null 2>&1 || { echo "make node-bot: 'npm' not found: install npm (it comes with Node.js 20+)" >&2; exit 1; }
-	cd $(NODE_BOT_DIR) && npm ci --no-audit --no-fund
+	cd $(NODE_BOT_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 node-bot: $(NODE_BOT_STAMP)

@@ -240,3 +240,14 @@ def test_a_league_run_whose_matches_fail_exits_1(
     assert result.exit_code == 1, result.output
     assert "4 match(es) failed" in result.output
     assert "gin league run spring tries them again" in result.output
+
+
+def test_bot_new_says_it_made_a_folder_and_a_file_in_the_way_is_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bot", "new", "alpha", "--dir", str(tmp_path / "new" / "dir")])
+    assert result.exit_code == 0, result.output
+    assert f"made {tmp_path / 'new' / 'dir'}/ for it" in result.output
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = runner.invoke(app, ["bot", "new", "beta", "--dir", str(blocker)])
+    assert result.exit_code == 2
+    assert one_line_error(result.output).startswith(f"error: cannot make {blocker / 'beta'}: ")

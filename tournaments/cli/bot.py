@@ -33,12 +33,19 @@ def bot_new(
     directory: Annotated[Path, typer.Option("--dir", help="Where to create the folder.")] = Path(),
 ) -> None:
     """Write a ready-to-run bot folder (manifest, code, a test) from the template."""
+    made = not directory.exists()
     try:
         folder = create_bot_folder(name, directory)
     except ValueError as error:
         raise fail(str(error)) from None
-    console.print(f"created {said(folder)}/ with bot.toml, bot.py and test_bot.py")
-    console.print(f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}")
+    except OSError as error:
+        raise fail(f"cannot make {directory / name}: {error.strerror}") from None
+    if made:
+        console.print(f"made {said(directory)}/ for it", soft_wrap=True)
+    console.print(f"created {said(folder)}/ with bot.toml, bot.py and test_bot.py", soft_wrap=True)
+    console.print(
+        f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}", soft_wrap=True
+    )
 
 
 @bot_app.command("check")

@@ -160,6 +160,12 @@ def play(
     log = log or _default_log(match_id, manifests)
     if log.exists():
         raise fail(f"{log} exists; choose another --log")
+    if not log.parent.is_dir():
+        try:
+            log.parent.mkdir(parents=True)
+        except OSError as error:
+            raise fail(f"cannot make {log.parent} for the log: {error.strerror}") from None
+        console.print(f"made {said(log.parent)}/ for the log", soft_wrap=True)
     placement = place_cpus(pin)
     config = MatchConfig(
         match_id,

@@ -251,3 +251,27 @@ def test_bot_new_says_it_made_a_folder_and_a_file_in_the_way_is_one_line(tmp_pat
     result = runner.invoke(app, ["bot", "new", "beta", "--dir", str(blocker)])
     assert result.exit_code == 2
     assert one_line_error(result.output).startswith(f"error: cannot make {blocker / 'beta'}: ")
+
+
+@pytest.mark.parametrize("output", ["markdown", "html"])
+def test_standings_ready_to_publish(home: Path, output: str) -> None:
+    """Markdown to paste, or a self-contained HTML page (nothing loaded from elsewhere)."""
+    store = two_bot_league(home)
+    config = LeagueConfig("spring", 1, ("random", "greedy"), series_per_pairing=4)
+    runner_ = LeagueRunner(Arena(home), store, config, 2, executor=FakeExecutor(2))
+    trio.run(runner_.run, clock=trio.testing.MockClock(autojump_threshold=0))
+    result = runner.invoke(app, ["league", "standings", "spring", "--format", output])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "greedy@1.0.0" in text
+    assert "random@1.0.0" in text
+    if output == "markdown":
+        assert "### Standings: spring (4 series)" in text
+        assert "| # | bot | Elo |" in text
+        assert "### Pairwise" in text
+    else:
+        assert text.startswith("<!doctype html>")
+        assert "<h2>Crosstable" in text
+        assert "<script" not in text
+        assert "src=" not in text
+        assert "href=" not in text

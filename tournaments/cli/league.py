@@ -50,6 +50,8 @@ class Format(enum.StrEnum):
     TABLE = "table"
     JSON = "json"
     CSV = "csv"
+    MARKDOWN = "markdown"
+    HTML = "html"
 
 
 def _league(store: Store, name: str) -> LeagueConfig:
@@ -363,7 +365,12 @@ def league_restat(name: Annotated[str, typer.Argument(help="The league.")]) -> N
 def league_standings(
     name: Annotated[str, typer.Argument(help="The league.")],
     output: Annotated[
-        Format, typer.Option("--format", parser=choice(Format), help="table, json or csv.")
+        Format,
+        typer.Option(
+            "--format",
+            parser=choice(Format),
+            help="table, json, csv, markdown (to paste) or html (a page to publish).",
+        ),
     ] = Format.TABLE,
     crosstable: Annotated[
         bool,
@@ -394,7 +401,13 @@ def _print_standings(store: Store, name: str, output: Format, *, crosstable: boo
     elif output is Format.CSV:
         print(standings.pairwise_csv() if crosstable else standings.to_csv(), end="")
     else:
-        print_table(render.standings_table(standings))
-        print_table(render.pairwise_table(standings))
-        if crosstable:
-            print_table(render.crosstable(standings))
+        grids = [render.standings_grid(standings), render.pairwise_grid(standings)]
+        if crosstable or output is Format.HTML:  # a page has room for the grid
+            grids.append(render.crosstable_grid(standings))
+        if output is Format.MARKDOWN:
+            print("\n".join(render.markdown(grid) for grid in grids), end="")
+        elif output is Format.HTML:
+            print(render.html_page(f"Standings: {name}", grids), end="")
+        else:
+            for grid in grids:
+                print_table(render.rich_table(grid))

@@ -6,7 +6,10 @@ Text a bot may have shaped (names, details, stderr, manifest fields) goes in as 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
 
 from rich.console import Console
 from rich.table import Table
@@ -192,13 +195,92 @@ def bots_table(bots: Sequence[BotRow]) -> Table:
     return table
 
 
-def standings_table(standings: Standings) -> Table:
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """A table's content, plain text only: shown by rich in a terminal (:func:`rich_table`),
+    as Markdown (:func:`markdown`) or in a self-contained HTML page (:func:`html_page`)."""
+
+    title: str
+    columns: tuple[tuple[str, str], ...]
+    """Each column's heading and justification (``left`` or ``right``)."""
+    rows: tuple[tuple[str, ...], ...]
+
+
+def rich_table(grid: Grid) -> Table:
+    """The grid as a rich table (each cell plain text: a bot's name is never markup)."""
+    table = Table(title=grid.title)
+    for heading, justify in grid.columns:
+        table.add_column(heading, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for row in grid.rows:
+        table.add_row(*(bot_text(cell) for cell in row))
+    return table
+
+
+def markdown(grid: Grid) -> str:
+    """The grid as a Markdown table under a heading, ready to paste into a README or an issue.
+
+    >>> print(markdown(Grid("T", (("a", "left"), ("b", "right")), (("x|y", "1"),))), end="")
+    ### T
+    <BLANKLINE>
+    | a | b |
+    |:--|--:|
+    | x\\|y | 1 |
+    """
+
+    def cell(text: str) -> str:
+        return shown(text).replace("\\", "\\\\").replace("|", "\\|")
+
+    lines = [
+        f"### {cell(grid.title)}",
+        "",
+        "| " + " | ".join(cell(h) for h, _ in grid.columns) + " |",
+    ]
+    lines.append("|" + "|".join(":--" if j == "left" else "--:" for _, j in grid.columns) + "|")
+    lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in grid.rows]
+    return "\n".join(lines) + "\n"
+
+
+def html_page(title: str, grids: Sequence[Grid]) -> str:
+    """A self-contained HTML page of the grids (no script, no outside file), to publish."""
+    sections = []
+    for grid in grids:
+        head = "".join(f'<th class="{j}">{html.escape(h)}</th>' for h, j in grid.columns)
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f'<td class="{j}">{html.escape(shown(value))}</td>'
+                for value, (_, j) in zip(row, grid.columns, strict=True)
+            )
+            + "</tr>"
+            for row in grid.rows
+        )
+        sections.append(
+            f'<h2>{html.escape(grid.title)}</h2>\n<div class="wrap"><table><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>"
+        )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )
+
+
+_PAGE_STYLE: Final = (
+    "body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}"
+    ".wrap{overflow-x:auto}table{border-collapse:collapse;margin-bottom:1.5rem}"
+    "th,td{padding:.25rem .6rem;border-bottom:1px solid #ddd;white-space:nowrap}"
+    "th{background:#f4f4f4}.right{text-align:right}.left{text-align:left}"
+    "tbody tr:nth-child(even){background:#fafafa}"
+)
+
+
+def standings_grid(standings: Standings) -> Grid:
     """One line per bot, best rating first (full detail: ``--format json``).
 
     A bot that won every series shows its rating as ``>= low``, one that lost every series as
     ``<= high``: the data bound it on one side only."""
-    table = Table(title=f"Standings: {standings.league} ({standings.series} series)")
-    for column, justify in (
+    columns = (
         ("#", "right"),
         ("bot", "left"),
         ("Elo", "right"),
@@ -210,23 +292,26 @@ def standings_table(standings: Standings) -> Table:
         ("gin/knock/uc", "right"),
         ("faults", "left"),
         ("ms", "right"),
-    ):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    )
+    rows = []
     for rank, bot in enumerate(standings.bots, start=1):
         faults = " ".join(f"{kind}:{count}" for kind, count in sorted(bot.faults.items()))
-        table.add_row(
-            str(rank),
-            bot_text(bot.bot),
-            *_rating_cells(bot),
-            f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
-            f"{bot.games_won}-{bot.games_lost}",
-            str(bot.hands_won),
-            f"{bot.points_for}/{bot.points_against}",
-            f"{bot.gins}/{bot.knocks}/{bot.undercuts_given}",
-            bot_text(faults or "-"),
-            f"{bot.mean_ms:.1f}",
+        rows.append(
+            (
+                str(rank),
+                bot.bot,
+                *_rating_cells(bot),
+                f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
+                f"{bot.games_won}-{bot.games_lost}",
+                str(bot.hands_won),
+                f"{bot.points_for}/{bot.points_against}",
+                f"{bot.gins}/{bot.knocks}/{bot.undercuts_given}",
+                faults or "-",
+                f"{bot.mean_ms:.1f}",
+            )
         )
-    return table
+    title = f"Standings: {standings.league} ({standings.series} series)"
+    return Grid(title, columns, tuple(rows))
 
 
 def _rating_cells(bot: BotStanding) -> tuple[str, str]:
@@ -270,12 +355,11 @@ def _margin_cell(pair: Pairwise) -> str:
     return f"{pair.margin:+.1f} ({pair.margin_low:+.1f}, {pair.margin_high:+.1f})"
 
 
-def pairwise_table(standings: Standings) -> Table:
+def pairwise_grid(standings: Standings) -> Grid:
     """Each pairing once, from its first bot's side: counted in duplicate pairs (or series
     where there are none), the score, the Elo difference with its interval, LOS and the paired
     point margin; a dash below 4 units."""
-    table = Table(title="Pairwise (the first bot against the second; per pair where paired)")
-    for column in (
+    headings = (
         "bot",
         "opponent",
         "pairs",
@@ -285,37 +369,37 @@ def pairwise_table(standings: Standings) -> Table:
         "Elo diff (95% CI)",
         "LOS",
         "margin (95% CI)",
-    ):
-        table.add_column(
-            column, justify="left" if column in ("bot", "opponent") else "right", overflow="fold"
-        )
+    )
+    columns = tuple((h, "left" if h in ("bot", "opponent") else "right") for h in headings)
+    rows = []
     for pair in standings.pairwise:
         if pair.bot > pair.opponent:
             continue
         penta = "-" if pair.pentanomial is None else "/".join(map(str, pair.pentanomial))
-        table.add_row(
-            bot_text(pair.bot),
-            bot_text(pair.opponent),
-            "-" if pair.pentanomial is None else str(pair.units),
-            f"{pair.wins:g}-{pair.draws}-{pair.losses:g}",
-            penta,
-            f"{pair.score:.0%}",
-            _elo_cell(pair),
-            "-" if pair.los is None else f"{pair.los:.1%}",
-            _margin_cell(pair),
+        rows.append(
+            (
+                pair.bot,
+                pair.opponent,
+                "-" if pair.pentanomial is None else str(pair.units),
+                f"{pair.wins:g}-{pair.draws}-{pair.losses:g}",
+                penta,
+                f"{pair.score:.0%}",
+                _elo_cell(pair),
+                "-" if pair.los is None else f"{pair.los:.1%}",
+                _margin_cell(pair),
+            )
         )
-    return table
+    title = "Pairwise (the first bot against the second; per pair where paired)"
+    return Grid(title, columns, tuple(rows))
 
 
-def crosstable(standings: Standings) -> Table:
+def crosstable_grid(standings: Standings) -> Grid:
     """Rows and columns of bots, best first: each cell the row bot's score against the column
     bot and, in brackets, the units (pairs, or series where unpaired) it is over."""
     grid = standings.crosstable()
-    table = Table(title="Crosstable (row's score against column, units in brackets)")
-    table.add_column("#", justify="right")
-    table.add_column("bot", overflow="fold")
-    for number in range(1, len(grid.bots) + 1):
-        table.add_column(str(number), justify="right", overflow="fold")
+    numbers = tuple((str(number), "right") for number in range(1, len(grid.bots) + 1))
+    columns = (("#", "right"), ("bot", "left"), *numbers)
+    rows = []
     for number, row in enumerate(grid.bots, start=1):
         cells = []
         for column in grid.bots:
@@ -324,5 +408,6 @@ def crosstable(standings: Standings) -> Table:
                 cells.append("·")
             else:
                 cells.append("-" if pair is None else f"{pair.score:.0%} ({pair.units})")
-        table.add_row(str(number), bot_text(row), *cells)
-    return table
+        rows.append((str(number), row, *cells))
+    title = "Crosstable (row's score against column, units in brackets)"
+    return Grid(title, columns, tuple(rows))

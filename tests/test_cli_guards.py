@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import re
 import signal
@@ -275,3 +276,40 @@ def test_standings_ready_to_publish(home: Path, output: str) -> None:
         assert "<script" not in text
         assert "src=" not in text
         assert "href=" not in text
+
+
+def test_status_list_and_verify_speak_json(home: Path) -> None:
+    store = two_bot_league(home)
+    assert store.claim(store.matches("spring")[0].match_id)  # left running by a dead runner
+    status = runner.invoke(app, ["league", "status", "spring", "--json"])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.output) == {
+        "league": "spring",
+        "counts": {"pending": 3, "running": 1, "done": 0, "failed": 0},
+        "runner": None,
+        "left_running": 1,
+        "failed": [],
+    }
+    listed = runner.invoke(app, ["league", "list", "--json"])
+    assert json.loads(listed.output) == [
+        {
+            "league": "spring",
+            "kind": "round robin",
+            "bots": ["random@1.0.0", "greedy@1.0.0"],
+            "done": 0,
+            "total": 4,
+            "pending": 4,
+            "failed": 0,
+            "runner": None,
+        }
+    ]
+    verify = runner.invoke(app, ["league", "verify", "spring", "--json"])
+    assert verify.exit_code == 0, verify.output
+    assert json.loads(verify.output) == {
+        "league": "spring",
+        "ok": True,
+        "results": 0,
+        "verified": 0,
+        "mismatches": [],
+        "unchecked": [],
+    }

@@ -13,7 +13,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from tournaments.audit import audit
+from tournaments.audit import AuditReport, audit
 from tournaments.cli import render
 from tournaments.cli.common import (
     Strict,
@@ -42,6 +42,8 @@ from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
 from tournaments.standings import compute
 from tournaments.store import MatchState, Store, StoreDamaged
+
+AsJson = Annotated[bool, typer.Option("--json", help="One JSON document (docs/cli.md).")]
 
 
 class Format(enum.StrEnum):
@@ -245,7 +247,9 @@ def league_demo(
 
 
 @league_app.command("status")
-def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
+def league_status(
+    name: Annotated[str, typer.Argument(help="The league.")], as_json: AsJson = False
+) -> None:
     """How many matches are done, pending, running or failed, and whether a runner is at it."""
     arena, store = open_arena()
     _league(store, name)
@@ -254,6 +258,17 @@ def league_status(name: Annotated[str, typer.Argument(help="The league.")]) -> N
         failed = store.matches(name, MatchState.FAILED)
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
+    if as_json:
+        holder = runner_of(arena, name)
+        document = {
+            "league": name,
+            "counts": {state.value: counts.get(state, 0) for state in MatchState},
+            "runner": holder,
+            "left_running": 0 if holder is not None else counts.get(MatchState.RUNNING, 0),
+            "failed": [{"match_id": m.match_id, "note": m.note} for m in failed],
+        }
+        print(json.dumps(document, indent=2))
+        return
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
     console.print(_runner_line(arena, name, counts))
     for match in failed:
@@ -277,9 +292,12 @@ def _runner_line(arena: Arena, name: str, counts: dict[MatchState, int]) -> str:
 
 
 @league_app.command("list")
-def league_list() -> None:
+def league_list(as_json: AsJson = False) -> None:
     """Every league of this home: its bots, how far it is, and whether a runner is at it."""
     arena, store = open_arena()
+    if as_json:
+        print(json.dumps([_league_line(arena, store, name) for name in store.leagues()], indent=2))
+        return
     table = Table(title=f"Leagues in {arena.home}")
     for column in ("league", "kind", "bots", "done", "pending", "failed", "runner"):
         table.add_column(column, overflow="fold")
@@ -308,6 +326,27 @@ def league_list() -> None:
     print_table(table)
 
 
+def _league_line(arena: Arena, store: Store, name: str) -> dict[str, object]:
+    """One league in ``gin league list --json`` (docs/cli.md has the schema)."""
+    try:
+        stored = stored_league(store, name)
+        counts = store.counts(name)
+    except (LeagueError, StoreDamaged) as error:
+        return {"league": name, "error": str(error)}
+    if stored is None:
+        return {"league": name, "error": "no stored definition"}
+    return {
+        "league": name,
+        "kind": _kind(stored.config),
+        "bots": list(stored.resolved or stored.config.bots),
+        "done": counts.get(MatchState.DONE, 0),
+        "total": sum(counts.values()),
+        "pending": counts.get(MatchState.PENDING, 0) + counts.get(MatchState.RUNNING, 0),
+        "failed": counts.get(MatchState.FAILED, 0),
+        "runner": runner_of(arena, name),
+    }
+
+
 def _kind(config: LeagueConfig) -> str:
     if config.sprt is not None:
         return "match (sequential)"
@@ -315,7 +354,9 @@ def _kind(config: LeagueConfig) -> str:
 
 
 @league_app.command("verify")
-def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> None:
+def league_verify(
+    name: Annotated[str, typer.Argument(help="The league.")], as_json: AsJson = False
+) -> None:
     """Re-play every finished match's log and check the store against the logs; exit 1 on any.
 
     Checked: each result against its log (winner, scores, faults, code hashes), one result and
@@ -326,6 +367,9 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
         report = audit(store, name, arena.logs_dir(name))
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
+    if as_json:
+        print(json.dumps(_verify_document(name, report), indent=2))
+        raise typer.Exit(0 if report.ok else 1)
     for note in report.unchecked:
         console.print(
             f"[yellow]not checked[/yellow] {said(note.match_id)}: {said(note.what)}", soft_wrap=True
@@ -342,6 +386,18 @@ def league_verify(name: Annotated[str, typer.Argument(help="The league.")]) -> N
     count = len(report.discrepancies)
     console.print(f"{verified}; {count} {'mismatch' if count == 1 else 'mismatches'} in the store")
     raise typer.Exit(1)
+
+
+def _verify_document(name: str, report: AuditReport) -> dict[str, object]:
+    """``gin league verify --json`` (docs/cli.md has the schema)."""
+    return {
+        "league": name,
+        "ok": report.ok,
+        "results": report.results,
+        "verified": report.verified,
+        "mismatches": [{"match_id": d.match_id, "what": d.what} for d in report.discrepancies],
+        "unchecked": [{"match_id": d.match_id, "what": d.what} for d in report.unchecked],
+    }
 
 
 @league_app.command("restat")

@@ -313,3 +313,20 @@ def test_status_list_and_verify_speak_json(home: Path) -> None:
         "mismatches": [],
         "unchecked": [],
     }
+
+
+@pytest.mark.slow
+def test_bot_check_speaks_json(home: Path) -> None:
+    result = runner.invoke(
+        app, ["bot", "check", str(SAMPLES / "random"), "--decisions", "30", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert (document["bot"], document["passed"], document["never_started"]) == (
+        "random@1.0.0",
+        True,
+        None,
+    )
+    assert document["items"]
+    assert all(item["verdict"] == "passed" for item in document["items"])
+    assert document["decisions"] >= 30

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from contextlib import nullcontext, redirect_stdout
 from pathlib import Path
 from typing import Annotated
 
@@ -54,20 +57,49 @@ def bot_check(
     decisions: Annotated[int, typer.Option(help="Decisions the bot must make.")] = 300,
     move_time: MoveTime = 1.0,
     strict: Strict = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON document (docs/cli.md).")
+    ] = False,
 ) -> None:
     """The conformance kit: play the bot against a sample bot and list every problem."""
     try:
         require_folder(folder)
     except NoBotFolder as error:
         raise fail(str(error)) from None
-    sandbox = open_sandbox(strict)
+    with redirect_stdout(sys.stderr) if as_json else nullcontext():  # its warnings: not JSON
+        sandbox = open_sandbox(strict)
     control = move_time_control(move_time)
     report = trio.run(
         lambda: check_bot(folder, sandbox.prepare, decisions=decisions, time_control=control)
     )
-    render.print_checklist(console, report)
+    if as_json:
+        print(json.dumps(_check_document(report), indent=2))
+    else:
+        render.print_checklist(console, report)
     if not report.passed:
         raise typer.Exit(1)
+
+
+def _check_document(report: CheckReport) -> dict[str, object]:
+    """``gin bot check --json`` (docs/cli.md has the schema)."""
+    return {
+        "bot": report.ident,
+        "folder": str(report.folder),
+        "passed": report.passed,
+        "never_started": report.never_started or None,
+        "items": [
+            {"name": item.name, "verdict": item.verdict.value, "detail": item.detail or None}
+            for item in report.items
+        ],
+        "decisions": report.decisions,
+        "series": report.series,
+        "startup_ms": report.startup_ms,
+        "faults": [
+            {"seat": fault.seat, "kind": fault.kind.value, "detail": fault.detail}
+            for fault in report.faults
+        ],
+        "stderr": list(report.stderr),
+    }
 
 
 @bot_app.command("submit")

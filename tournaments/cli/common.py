@@ -90,6 +90,7 @@ Strict = Annotated[
     bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
 ]
 MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the time bank).")]
+AsJson = Annotated[bool, typer.Option("--json", help="One JSON document (docs/cli.md).")]
 
 
 def move_time_control(move_time: float) -> TimeControl:

@@ -16,6 +16,7 @@ from rich.table import Table
 from tournaments.audit import AuditReport, audit
 from tournaments.cli import render
 from tournaments.cli.common import (
+    AsJson,
     Strict,
     choice,
     console,
@@ -42,8 +43,6 @@ from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
 from tournaments.standings import compute
 from tournaments.store import MatchState, Store, StoreDamaged
-
-AsJson = Annotated[bool, typer.Option("--json", help="One JSON document (docs/cli.md).")]
 
 
 class Format(enum.StrEnum):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -19,6 +20,27 @@ SANE_MS: Final = {
 }
 """The bounds of each time limit: below them every series would end in timeouts (a zero move
 time made every series a double forfeit), above them a stuck bot holds a match for hours."""
+_DURATION: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(ms|s|min)?")
+_UNIT_MS: Final = {"ms": 1, "s": 1000, "min": 60_000}
+
+
+def duration_ms(text: str, default_unit: str = "s") -> int:
+    """A duration as people write it (``500ms``, ``1.5s``, ``2min``; a bare number is in
+    ``default_unit``), in whole milliseconds.
+
+    >>> duration_ms("500ms"), duration_ms("1.5s"), duration_ms("2min"), duration_ms("0.25")
+    (500, 1500, 120000, 250)
+
+    Raises:
+        ValueError: not a duration.
+    """
+    found = _DURATION.fullmatch(text.strip())
+    if found is None:
+        raise ValueError(f"{text!r} is not a duration (write it as 1s, 500ms or 2min)")
+    number, unit = found.groups()
+    return round(float(number) * _UNIT_MS[unit or default_unit])
+
+
 """Times travel to bots as unsigned 32-bit milliseconds."""
 
 

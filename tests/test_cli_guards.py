@@ -81,7 +81,7 @@ def test_the_demo_never_empties_a_home_that_is_not_one(tmp_path: Path, kind: str
     )
 
 
-@pytest.mark.parametrize("seconds", ["0", "0.001", "601", "-1"])
+@pytest.mark.parametrize("seconds", ["0", "0.001", "601", "5ms", "11min"])
 def test_a_move_time_out_of_bounds_is_one_line(tmp_path: Path, seconds: str) -> None:
     result = runner.invoke(app, ["bot", "check", str(SAMPLES / "random"), "--move-time", seconds])
     assert result.exit_code == 2

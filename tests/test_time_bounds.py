@@ -3,12 +3,14 @@ league a double forfeit, and an hour-long move time lets a stuck bot hold a matc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.control import MAX_MS, SANE_MS, TimeControl
+from tournaments.cli.common import seconds
 from tournaments.league import LeagueConfig, LeagueError, load_league
 
 
@@ -56,8 +58,8 @@ def test_a_typo_in_a_league_section_names_the_field_and_the_known_ones() -> None
             }
         )
     assert str(caught.value).splitlines()[1:] == [
-        "  - [time_control]: unknown field 'move_tme_ms' (known: grace_ms, move_time_ms, "
-        "startup_ms, time_bank_ms)",
+        "  - [time_control]: unknown field 'move_tme_ms' (known: grace, grace_ms, move_time, "
+        "move_time_ms, startup, startup_ms, time_bank, time_bank_ms)",
         "  - [fault_policy]: unknown field 'strike' (known: strikes)",
     ]
 
@@ -71,3 +73,21 @@ def test_a_binary_or_huge_league_file_is_one_line(tmp_path: Path) -> None:
     huge.write_text("# " + "x" * 2_000_000 + "\n")
     with pytest.raises(LeagueError, match=r"huge\.toml is over 1024 KiB: not a league file"):
         load_league(huge)
+
+
+def test_durations_are_written_as_people_write_them_in_files_and_flags() -> None:
+    """One way to say a time: ``1s`` or ``500ms`` in a league file and after ``--move-time``
+    alike (issue 18: the flag was in seconds, the file in milliseconds)."""
+    config = LeagueConfig.from_dict(
+        {"name": "d", "bots": ["a", "b"], "time_control": {"move_time": "500ms", "time_bank": "5s"}}
+    )
+    assert (config.time_control.move_time_ms, config.time_control.time_bank_ms) == (500, 5000)
+    assert config == LeagueConfig.from_dict(config.to_dict())  # stored in milliseconds
+    for given, problem in (
+        ({"move_time": "fast"}, "'fast' is not a duration (write it as 1s, 500ms or 2min)"),
+        ({"move_time": "1s", "move_time_ms": 5}, "give move_time or move_time_ms, not both"),
+        ({"move_time": 3}, 'move_time = 3: a duration such as "1s" or "500ms"'),
+    ):
+        with pytest.raises(LeagueError, match=re.escape(problem)):
+            LeagueConfig.from_dict({"name": "d", "bots": ["a", "b"], "time_control": given})
+    assert [seconds(text) for text in ("500ms", "1.5s", "2", "1min")] == [0.5, 1.5, 2.0, 60.0]

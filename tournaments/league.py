@@ -11,8 +11,8 @@ jobs = 2                        # matches at once (gin league run -j overrides)
 candidates = ["strong@1.2.0"]   # optional: a gauntlet (see below)
 
 [time_control]                  # optional; the defaults suit Python bots
-move_time_ms = 1000
-time_bank_ms = 10000
+move_time = "1s"                # durations ("500ms", "2min"), or move_time_ms = 1000
+time_bank = "10s"
 
 [fault_policy]
 strikes = 3
@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from referee.control import FaultPolicy, TimeControl
+from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
 from tournaments.sprt import SprtSettings
@@ -237,10 +237,17 @@ def _sections(
             raise TypeError("must be a table")
         return section
 
-    def fields(key: str, kind: type[TimeControl | FaultPolicy]) -> dict[str, Any]:
-        """The table's fields, an unknown one (a typo) named with the known ones."""
-        given = table(key)
+    def fields(
+        key: str, kind: type[TimeControl | FaultPolicy], *, durations: bool = False
+    ) -> dict[str, Any]:
+        """The table's fields, an unknown one (a typo) named with the known ones; with
+        ``durations``, ``move_time = "1s"`` stands for ``move_time_ms = 1000``."""
+        given = dict(table(key))
+        if durations:
+            given = _durations(given)
         known = {field.name for field in dataclasses.fields(kind)}
+        if durations:
+            known |= {name.removesuffix("_ms") for name in known}
         unknown = sorted(set(given) - known)
         if unknown:
             names = ", ".join(f"'{name}'" for name in unknown)
@@ -249,7 +256,7 @@ def _sections(
 
     time_control, fault_policy, rules = TimeControl(), FaultPolicy(), RuleParams()
     try:
-        time_control = TimeControl(**fields("time_control", TimeControl))
+        time_control = TimeControl(**fields("time_control", TimeControl, durations=True))
     except (TypeError, ValueError) as error:
         problems.append(f"[time_control]: {error}")
     try:
@@ -261,6 +268,29 @@ def _sections(
     except (TypeError, ValueError) as error:
         problems.append(f"[rules]: {error}")
     return time_control, fault_policy, rules
+
+
+def _durations(section: dict[str, Any]) -> dict[str, Any]:
+    """A ``[time_control]`` table with its durations (``move_time = "1s"``) as the milliseconds
+    of the ``_ms`` fields; any other key is left for the caller to judge.
+
+    >>> _durations({"move_time": "500ms", "time_bank": "10s", "strikes": 3})
+    {'strikes': 3, 'move_time_ms': 500, 'time_bank_ms': 10000}
+
+    Raises:
+        ValueError: a duration that is not one, or a limit given both ways.
+    """
+    found = dict(section)
+    for name in ("move_time", "grace", "time_bank", "startup"):
+        if name not in found:
+            continue
+        value = found.pop(name)
+        if f"{name}_ms" in found:
+            raise ValueError(f"give {name} or {name}_ms, not both")
+        if not isinstance(value, str):
+            raise ValueError(f'{name} = {value!r}: a duration such as "1s" or "500ms"')
+        found[f"{name}_ms"] = duration_ms(value)
+    return found
 
 
 def load_league(path: Path) -> LeagueConfig:

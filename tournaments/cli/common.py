@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from referee.bot_text import shown
-from referee.control import SANE_MS, TimeControl
+from referee.control import SANE_MS, TimeControl, duration_ms
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
@@ -89,7 +89,26 @@ app.add_typer(league_app, name="league")
 Strict = Annotated[
     bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
 ]
-MoveTime = Annotated[float, typer.Option(help="Seconds per decision (plus the time bank).")]
+
+
+def seconds(text: str | float) -> float:
+    """A ``--move-time``-style option: ``1s``, ``500ms``, ``2min`` or a number of seconds."""
+    if isinstance(text, float | int):
+        return float(text)
+    try:
+        return duration_ms(text) / 1000
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+MoveTime = Annotated[
+    float,
+    typer.Option(
+        parser=seconds,
+        metavar="DURATION",
+        help="Time per decision, as 1s, 500ms or seconds (plus the time bank).",
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="One JSON document (docs/cli.md).")]
 
 

@@ -25,6 +25,7 @@ from tournaments.cli.common import (
     open_arena,
     open_sandbox,
     said,
+    seconds,
 )
 from tournaments.cli.words import counts_text, elo_text, verdict_text
 from tournaments.executors import ExecutorError
@@ -201,7 +202,13 @@ def match(
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
     strict: Strict = False,
     move_time: Annotated[
-        float | None, typer.Option("--move-time", help="Seconds per decision [1].")
+        float | None,
+        typer.Option(
+            "--move-time",
+            parser=seconds,
+            metavar="DURATION",
+            help="Time per decision, as 1s, 500ms or seconds [1s].",
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the result as JSON at the end (docs/match.md).")

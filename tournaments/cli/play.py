@@ -13,7 +13,6 @@ from rich.live import Live
 
 from protocol.manifest import Manifest, ManifestError, load_manifest
 from referee.conformance import tail_lines
-from referee.control import TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
 from referee.matchlog import stderr_path
@@ -38,6 +37,7 @@ from tournaments.cli.common import (
     app,
     console,
     fail,
+    move_time_control,
     open_arena,
     open_sandbox,
     place_cpus,
@@ -170,7 +170,7 @@ def play(
     config = MatchConfig(
         match_id,
         deal_seed,
-        time_control=TimeControl(move_time_ms=int(move_time * 1000)),
+        time_control=move_time_control(move_time),
         sandbox=_active_layers(sandbox),
         cpus=None if placement is None else placement.as_pair(),
         bot_seeds=bot_seeds,

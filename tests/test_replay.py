@@ -288,7 +288,7 @@ def test_a_log_dealt_by_the_other_formats_rule_fails(
     problem = failed_at(write(tmp_path, lines))
     assert problem.line == first(lines, lambda r: r["type"] == "hand_end" and r["hand"] == hand) + 1
     assert problem.reason == (
-        f"the deck revealed for hand {hand} is not the one the seed deals "
+        f"the deck revealed for hand {hand + 1} is not the one the seed deals "
         f"(format {version} deals {dealing})"
     )
 
@@ -349,7 +349,7 @@ def test_a_hand_that_never_ended_is_dealt_by_the_formats_rule(tmp_path: Path) ->
     problem = failed_at(write(tmp_path, lines, "format2.jsonl"))
     assert problem.line == len(lines)  # the result, whose seed revealed the deck
     assert problem.reason == (
-        f"the deck revealed for hand 2 does not match its commitment "
+        f"the deck revealed for hand 3 does not match its commitment "
         f"(line {lines.index(starts[2]) + 1})"
     )
 
@@ -404,7 +404,7 @@ def test_a_tampered_deck_does_not_match(tmp_path: Path) -> None:
     assert problem.line == index + 1
     assert problem.record_type == "hand_end"
     assert problem.reason == (
-        f"the deck revealed for hand 2 does not match its commitment (line {start + 1})"
+        f"the deck revealed for hand 3 does not match its commitment (line {start + 1})"
     )
 
 
@@ -764,3 +764,16 @@ def test_a_wrong_first_dealer(tmp_path: Path) -> None:
     problem = failed_at(write(tmp_path, lines))
     assert problem.line == 1
     assert "but the seed (revealed in the result) makes seat" in problem.reason
+
+
+def test_verify_counts_hands_from_1_as_every_viewer_does(tmp_path: Path) -> None:
+    """The first hand is hand 1 in a verifier's message, as in the replay and the transcripts
+    (it said "hand 0")."""
+    lines = records()
+    index = first(lines, lambda r: r["type"] == "hand_end" and r["hand"] == 0)
+    lines[index]["deck"][30], lines[index]["deck"][40] = (
+        lines[index]["deck"][40],
+        lines[index]["deck"][30],
+    )
+    problem = failed_at(write(tmp_path, lines))
+    assert problem.reason.startswith("the deck revealed for hand 1 does not match")

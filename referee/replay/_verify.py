@@ -94,8 +94,8 @@ def _ending(
     """The verdict of a walk that found no disagreement: whole, cut short, or damaged."""
     if walk.blind is not None:
         unchecked.append(
-            f"hand {walk.blind.hand} (from line {walk.blind.line}): the log ends before the hand "
-            f"did and before the seed was revealed, so its deck is unknown and its "
+            f"hand {walk.blind.hand + 1} (from line {walk.blind.line}): the log ends before the "
+            f"hand did and before the seed was revealed, so its deck is unknown and its "
             f"{walk.blind_records} later records could not be checked"
         )
     if log.stop is not None and not log.truncated:

@@ -130,10 +130,12 @@ class Walk:
         expected = None if result is None or result.salt is None else hand_salt(result.salt, hand)
         revealed = source.salt if isinstance(source, HandEndRecord) else expected
         if revealed is None:
-            raise Disagreement(source, f"the salt of hand {hand}'s deck commitment is not revealed")
+            raise Disagreement(
+                source, f"the salt of hand {hand + 1}'s deck commitment is not revealed"
+            )
         if expected is not None and revealed != expected:
             raise Disagreement(
-                source, f"the salt revealed for hand {hand} is not the one the match salt gives"
+                source, f"the salt revealed for hand {hand + 1} is not the one the match salt gives"
             )
         return revealed
 
@@ -232,7 +234,8 @@ class Walk:
         self._expect_between_hands(record)
         if record.hand != self.hand_number + 1:
             raise Disagreement(
-                record, f"hand {record.hand} follows hand {self.hand_number}: hands go in order"
+                record,
+                f"hand {record.hand + 1} follows hand {self.hand_number + 1}: hands go in order",
             )
         if record.dealer != self.dealer:
             raise Disagreement(
@@ -254,7 +257,7 @@ class Walk:
         if self.forfeited:
             raise Disagreement(record, "the series was forfeited: only the result may follow")
         if self.hand is not None:
-            raise Disagreement(record, f"hand {self.hand_number} has not ended")
+            raise Disagreement(record, f"hand {self.hand_number + 1} has not ended")
         if self.series_end is not None:
             raise Disagreement(
                 record, f"the series has ended ({self.series_end.value}): the result must follow"
@@ -264,7 +267,7 @@ class Walk:
         if deck_commitment(deck, self._hand_salt(record.hand, source)) != record.commitment:
             raise Disagreement(
                 source,
-                f"the deck revealed for hand {record.hand} does not match its commitment "
+                f"the deck revealed for hand {record.hand + 1} does not match its commitment "
                 f"(line {record.line})",
             )
         if self.seed is not None and deck != dealt_deck(
@@ -272,7 +275,7 @@ class Walk:
         ):
             raise Disagreement(
                 source,
-                f"the deck revealed for hand {record.hand} is not the one the seed deals "
+                f"the deck revealed for hand {record.hand + 1} is not the one the seed deals "
                 f"(format {self.header.format} deals {self.dealing.value.replace('_', ' ')})",
             )
 
@@ -284,7 +287,9 @@ class Walk:
         if self.hand is None:
             raise Disagreement(record, "no hand is being played")
         if self.hand.is_over:
-            raise Disagreement(record, f"hand {self.hand_number} is over: its end record is due")
+            raise Disagreement(
+                record, f"hand {self.hand_number + 1} is over: its end record is due"
+            )
         return self.hand
 
     def _request(self, record: Request) -> None:
@@ -428,7 +433,7 @@ class Walk:
             raise Disagreement(record, "no hand is being played")
         outcome = hand.outcome
         if outcome is None:
-            raise Disagreement(record, f"hand {self.hand_number} has not ended by the rules")
+            raise Disagreement(record, f"hand {self.hand_number + 1} has not ended by the rules")
         games = enter_hand(self.score, outcome)
         totals = (self.score.totals(0), self.score.totals(1))
         expected = {

@@ -19,7 +19,10 @@ from referee.replay import FaultRecord, HandEndRecord, Request, read_log
 from referee.rules import greedy_policy, patient_policy
 from referee.seats import InProcessSeat
 from tests.replay_logs import Blunders
-from tournaments.cli.live import MatchView
+from tournaments.cli.live import LeagueView, MatchView
+from tournaments.runner import Progress
+from tournaments.standings import Standings, compute
+from tournaments.store import ResultRow
 
 
 def watched_match(path: Path, view: MatchView) -> None:
@@ -70,3 +73,55 @@ def test_a_record_the_reader_refuses_is_not_shown() -> None:
     view.on_record("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 3, "limit_ms": 5.0})
     assert view.hands == []
     assert view.decisions == 1
+
+
+def test_the_league_view_shows_running_standings_and_fits_80_columns() -> None:
+    """Standings with intervals as results come in, the throughput, the last results and the
+    faults, at 80 columns, with the standings counted at most every ``every_s`` seconds."""
+    names = [f"a-bot-with-a-long-name-{i}@1.0.{i}" for i in range(3)]
+    results = []
+    for index in range(12):
+        first, second = names[index % 3], names[(index + 1) % 3]
+        summary = {
+            "seats": [first, second],
+            "winner": index % 2,
+            "end": "complete",
+            "forfeited": [],
+            "totals": [[0, 0, 0], [0, 0, 0]],
+            "game_winners": [index % 2] * 3,
+            "hands": 3,
+            "faults": [],
+            "duplicate_of": None,
+            "stats": [{"decisions": 1, "mean_ms": 1.0, "max_ms": 1.0}] * 2,
+            "hand_stats": [{"points": 10}, {"points": 20}],
+        }
+        results.append(
+            ResultRow.from_stored(f"m{index}", "l", index % 2, "complete", "", summary, "")
+        )
+    counted: list[int] = []
+
+    def count() -> Standings:
+        counted.append(1)
+        return compute("l", results)
+
+    view = LeagueView(count, every_s=3600)
+    progress = Progress("l", 30, 12, slots=2)
+    progress.finished_now = 12
+    progress.running["l~" + "x" * 90 + "~001"] = progress.started_at
+    progress.recent.append("l~a~b~000: a@1 beat b@1, games 3-0")
+    progress.faults.append("b@1: timeout: took 1200 ms, the limit is 1100 ms")
+    view.update(progress)
+    progress.done = 13
+    view.update(progress)  # within every_s: not counted again
+    assert counted == [1]
+    console = Console(width=80, record=True)
+    console.print(view)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "standings after 12 series" in text
+    assert "matches/min" in text
+    assert "a@1 beat b@1" in text
+    assert "timeout" in text
+    assert "…" not in text  # folded where too long, never cut
+    for name in names:
+        assert name[:20] in text

@@ -169,7 +169,7 @@ def league_run(
     if executor_kind is ExecutorKind.LOCAL:
         open_sandbox(strict)  # prints the warnings once, refuses when strict and incomplete
     executor = _executor(executor_kind, scheduler, jobs, strict)
-    listener, watching = _watcher()
+    listener, watching = _watcher(store, name)
     again = f" --executor dask --scheduler {scheduler}" if executor else ""
     try:
         runner = LeagueRunner(
@@ -210,11 +210,12 @@ def league_run(
         raise typer.Exit(1)
 
 
-def _watcher() -> tuple[Listener, AbstractContextManager[object]]:
-    """The runner's listener and what shows it: a live display in a terminal, a line per
-    match recorded elsewhere (a live display off a terminal shows nothing until the end)."""
+def _watcher(store: Store, name: str) -> tuple[Listener, AbstractContextManager[object]]:
+    """The runner's listener and what shows it: a live display with the running standings in
+    a terminal, a line per match recorded elsewhere (a live display off a terminal shows
+    nothing until the end)."""
     if console.is_terminal:
-        view = LeagueView()
+        view = LeagueView(lambda: compute(name, store.results(name)))
         return view.update, Live(view, console=console, refresh_per_second=4)
     return PlainProgress(console).update, nullcontext()
 
@@ -237,7 +238,7 @@ def league_demo(
         f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
         f"{jobs} at once; sandbox layers: {layers}"
     )
-    listener, watching = _watcher()
+    listener, watching = _watcher(store, "demo")
     runner = LeagueRunner(arena, store, config, jobs, listener=listener)
     with watching:
         trio.run(runner.run)

@@ -7,8 +7,10 @@ Names and fault details come from the bots: they go in as ``Text`` with their co
 
 from __future__ import annotations
 
+import contextlib
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from rich.console import Console, Group, RenderableType
 from rich.progress_bar import ProgressBar
@@ -18,8 +20,15 @@ from rich.text import Text
 from referee.bot_text import shown
 from referee.replay import FaultRecord, HandEndRecord, Header, ResultRecord, read_record
 from referee.rules import HandEnd
-from tournaments.cli.render import END_WORDS, bot_text
+from tournaments.cli.render import END_WORDS, bot_text, rating_cells
 from tournaments.runner import Progress
+from tournaments.standings import Standings
+from tournaments.store import StoreDamaged
+
+RATE_AFTER_S: Final = 5.0
+"""The live view shows the matches per minute once the run has gone on this long."""
+STANDINGS_EVERY_S: Final = 2.0
+"""How often at most the live league view counts the standings again (they are a fit)."""
 
 
 def seat_names(header: Header, names: tuple[str, str]) -> tuple[str, str]:
@@ -106,14 +115,34 @@ class MatchView:
 
 
 class LeagueView:
-    """The live display of ``gin league run``: progress, ETA, running matches, faults."""
+    """The live display of ``gin league run``: progress, throughput and ETA, the running
+    standings with their intervals, the running matches, the last results and the faults; in a
+    layout that fits 80 columns (long match ids are folded, never cut)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        standings: Callable[[], Standings] | None = None,
+        *,
+        every_s: float = STANDINGS_EVERY_S,
+    ) -> None:
+        """``standings``: how to count the standings now, asked in the runner's thread (the
+        store is not for the display's thread), at most every ``every_s`` seconds."""
         self.progress: Progress | None = None
+        self.count = standings
+        self.every_s = every_s
+        self.standings: Standings | None = None
+        self._counted_at: float | None = None
+        self._counted_done = -1
 
     def update(self, progress: Progress) -> None:
         """The runner's listener."""
         self.progress = progress
+        now = time.monotonic()
+        fresh = self._counted_at is None or now - self._counted_at >= self.every_s
+        if self.count is not None and progress.done != self._counted_done and fresh:
+            self._counted_at, self._counted_done = now, progress.done
+            with contextlib.suppress(StoreDamaged):  # the run says so itself; keep the last
+                self.standings = self.count()
 
     def __rich__(self) -> RenderableType:
         progress = self.progress
@@ -123,20 +152,46 @@ class LeagueView:
         bar = ProgressBar(total=max(progress.total, 1), completed=finished, width=40)
         eta = progress.eta_s()
         eta_text = "?" if eta is None else f"{int(eta // 60)}m{int(eta % 60):02d}s"
+        elapsed = time.monotonic() - progress.started_at
+        rate = f"{progress.finished_now / elapsed * 60:.1f}" if elapsed >= RATE_AFTER_S else "?"
         head = Text(
             f"{progress.league}: {progress.done}/{progress.total} done, "
-            f"{progress.failed} failed, {len(progress.running)} running, ETA {eta_text}"
+            f"{progress.failed} failed, {len(progress.running)} running, "
+            f"{rate} matches/min, ETA {eta_text}"
         )
         now = time.monotonic()
         running = Text(
             "\n".join(
                 f"  {match_id} ({now - started:.0f}s)"
                 for match_id, started in list(progress.running.items())[:8]
-            )
+            ),
+            overflow="fold",
         )
-        recent = Text("\n".join(f"  {shown(line)}" for line in list(progress.recent)[-4:]))
-        faults = Text("\n".join(f"  {shown(line)}" for line in progress.faults), style="red")
-        return Group(head, bar, running, recent, faults)
+        recent = Text(
+            "\n".join(f"  {shown(line)}" for line in list(progress.recent)[-4:]), overflow="fold"
+        )
+        faults = Text(
+            "\n".join(f"  {shown(line)}" for line in progress.faults), style="red", overflow="fold"
+        )
+        parts: list[RenderableType] = [head, bar, Text()]  # the bar ends no line of its own
+        if self.standings is not None and self.standings.bots:
+            parts.append(_running_standings(self.standings))
+        return Group(*parts, running, recent, faults)
+
+
+def _running_standings(standings: Standings) -> Table:
+    """The standings so far, narrow: rank, bot, rating with its 95% interval, series W-L-D."""
+    table = Table(title=f"standings after {standings.series} series", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("bot", overflow="fold")
+    table.add_column("Elo", justify="right")
+    table.add_column("95% CI", justify="right", overflow="fold")
+    table.add_column("W-L-D", justify="right")
+    for rank, bot in enumerate(standings.bots, start=1):
+        elo, interval = rating_cells(bot)
+        record = f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}"
+        table.add_row(str(rank), bot_text(bot.bot), elo, interval, record)
+    return table
 
 
 class PlainProgress:

@@ -300,7 +300,7 @@ def standings_grid(standings: Standings) -> Grid:
             (
                 str(rank),
                 bot.bot,
-                *_rating_cells(bot),
+                *rating_cells(bot),
                 f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
                 f"{bot.games_won}-{bot.games_lost}",
                 str(bot.hands_won),
@@ -314,7 +314,7 @@ def standings_grid(standings: Standings) -> Grid:
     return Grid(title, columns, tuple(rows))
 
 
-def _rating_cells(bot: BotStanding) -> tuple[str, str]:
+def rating_cells(bot: BotStanding) -> tuple[str, str]:
     """The Elo and 95% CI cells: a bound as ``>= x`` or ``<= x`` with no interval."""
     if bot.rating_bound == "lower" and bot.rating_low is not None:
         return f">= {_signed(bot.rating_low, 0)}", "-"

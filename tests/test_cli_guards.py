@@ -330,3 +330,16 @@ def test_bot_check_speaks_json(home: Path) -> None:
     assert document["items"]
     assert all(item["verdict"] == "passed" for item in document["items"])
     assert document["decisions"] >= 30
+
+
+def test_flags_show_no_bool_metavar() -> None:
+    """A flag takes no value: its help shows none (it said ``<bool>``)."""
+    for args in (["league", "run", "-h"], ["play", "-h"], ["league", "standings", "-h"]):
+        result = runner.invoke(app, args, env={"COLUMNS": "160"})
+        flags = [
+            line
+            for line in result.output.splitlines()
+            if any(f in line for f in ("--strict", "--crosstable", "--json", "--plain"))
+        ]
+        assert flags, result.output
+        assert not [line for line in flags if "<bool>" in line], flags

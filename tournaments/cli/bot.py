@@ -15,6 +15,7 @@ from protocol.template import create_bot_folder
 from referee.conformance import CheckReport, NoBotFolder, check_bot, require_folder
 from tournaments.cli import render
 from tournaments.cli.common import (
+    AsJson,
     MoveTime,
     Strict,
     bot_app,
@@ -57,9 +58,7 @@ def bot_check(
     decisions: Annotated[int, typer.Option(help="Decisions the bot must make.")] = 300,
     move_time: MoveTime = 1.0,
     strict: Strict = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON document (docs/cli.md).")
-    ] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The conformance kit: play the bot against a sample bot and list every problem."""
     try:

@@ -66,7 +66,11 @@ def _gin(
     version: Annotated[
         bool,
         typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+            "--version",
+            metavar="",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
         ),
     ] = False,
 ) -> None:
@@ -87,7 +91,10 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(league_app, name="league")
 
 Strict = Annotated[
-    bool, typer.Option("--strict", help="Refuse to run bots unless every sandbox layer works.")
+    bool,
+    typer.Option(
+        "--strict", metavar="", help="Refuse to run bots unless every sandbox layer works."
+    ),
 ]
 
 
@@ -109,7 +116,9 @@ MoveTime = Annotated[
         help="Time per decision, as 1s, 500ms or seconds (plus the time bank).",
     ),
 ]
-AsJson = Annotated[bool, typer.Option("--json", help="One JSON document (docs/cli.md).")]
+AsJson = Annotated[
+    bool, typer.Option("--json", metavar="", help="One JSON document (docs/cli.md).")
+]
 
 
 def move_time_control(move_time: float) -> TimeControl:
@@ -124,6 +133,7 @@ PinCpus = Annotated[
     bool,
     typer.Option(
         "--pin-cpus",
+        metavar="",
         help="Run the referee and the bots on separate CPUs (faster, steadier decision times; "
         "needs two CPUs or more).",
     ),

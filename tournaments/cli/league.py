@@ -432,6 +432,7 @@ def league_standings(
         bool,
         typer.Option(
             "--crosstable",
+            metavar="",
             help="Also the crosstable (table); with --format csv, one row per pairing instead.",
         ),
     ] = False,

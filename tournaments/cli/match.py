@@ -211,7 +211,10 @@ def match(
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the result as JSON at the end (docs/match.md).")
+        bool,
+        typer.Option(
+            "--json", metavar="", help="Print the result as JSON at the end (docs/match.md)."
+        ),
     ] = False,
 ) -> None:
     """A head-to-head of two bots in duplicate pairs: a fixed number (--pairs), or the

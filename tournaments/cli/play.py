@@ -93,7 +93,9 @@ def _manifest(folder: Path) -> Manifest:
 @app.command()
 def demo(
     seed: Annotated[int, typer.Option(help="Series seed (the same seed, the same series).")] = 2026,
-    plain: Annotated[bool, typer.Option(help="Plain Gin Rummy: one game to 100.")] = False,
+    plain: Annotated[
+        bool, typer.Option(metavar="", help="Plain Gin Rummy: one game to 100.")
+    ] = False,
 ) -> None:
     """Play one seeded Hollywood series between two built-in policies and show it."""
     params = RuleParams(scoring=Scoring.PLAIN if plain else Scoring.HOLLYWOOD)
@@ -141,6 +143,7 @@ def play(
         bool,
         typer.Option(
             "--public-deals",
+            metavar="",
             help="Deal from --seed alone, the same anywhere: anyone, the bots too, can rebuild "
             "the deals.",
         ),

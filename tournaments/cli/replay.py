@@ -107,14 +107,19 @@ def replay(
         int | None, typer.Option(help="Show seat 0's or seat 1's view (default: the referee's).")
     ] = None,
     verify: Annotated[
-        bool, typer.Option("--verify", help="Re-play the log through the rules and check it.")
+        bool,
+        typer.Option(
+            "--verify", metavar="", help="Re-play the log through the rules and check it."
+        ),
     ] = False,
     html: Annotated[
         Path | None, typer.Option(help="Write a self-contained web page of the replay here.")
     ] = None,
     print_all: Annotated[
         bool,
-        typer.Option("--print", help="Print the whole series (the default when not a terminal)."),
+        typer.Option(
+            "--print", metavar="", help="Print the whole series (the default when not a terminal)."
+        ),
     ] = False,
     hand: Annotated[int, typer.Option(help="Start at this hand (1-based).", min=1)] = 1,
     speed: Annotated[

@@ -244,3 +244,19 @@ def test_the_table_view_of_a_seat_hides_the_other_hand() -> None:
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(step_view(replay, deal + 3, None))
     assert "(top first)" in out.getvalue()
+
+
+def test_the_last_step_keeps_the_final_showdown_and_sums_up_the_series() -> None:
+    """At the result the viewer still shows the last hand's showdown, and says how the series
+    ended, game by game (it showed one line)."""
+    replay = load_replay(STRIKES)
+    last = len(replay.steps) - 1
+    assert replay.steps[last].kind is StepKind.RESULT
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(step_view(replay, last, None))
+    text = out.getvalue()
+    assert "showdown" in text
+    assert "the series" in text
+    assert "wins the series" in text
+    assert "game 1: north@1.0 " in text
+    assert "game 3: " in text

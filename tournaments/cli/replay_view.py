@@ -25,10 +25,19 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from referee.bot_text import shown
-from referee.replay import Replay, SeatHand, Step, StepKind, Table, Viewer, viewer_name
+from referee.replay import (
+    Replay,
+    ResultRecord,
+    SeatHand,
+    Step,
+    StepKind,
+    Table,
+    Viewer,
+    viewer_name,
+)
 from referee.rules import Card, min_deadwood
 from tournaments.cli.render import cards_text, showdown_text
-from tournaments.cli.words import step_text
+from tournaments.cli.words import result_text, step_text
 
 HIDDEN = "▒▒"
 PILE_SHOWN = 14
@@ -135,8 +144,10 @@ def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> R
         for seat in (0, 1):
             grid.add_row(seat_label(replay, table, seat), hand_text(table.hands[seat]))
         parts += [grid, pile_text(table), score_table(replay, table)]
-        if table.showdown is not None and step.kind is StepKind.SHOWDOWN:
+        if table.showdown is not None and step.kind in (StepKind.SHOWDOWN, StepKind.RESULT):
             parts.append(Panel(showdown_text(table.showdown, replay.names), title="showdown"))
+    if step.kind is StepKind.RESULT and isinstance(step.record, ResultRecord):
+        parts.append(Panel(series_summary(replay, step.record), title="the series"))
     recent = [
         step_line(replay, earlier, viewer)
         for earlier in replay.steps[max(0, index - history + 1) : index + 1]
@@ -144,6 +155,19 @@ def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> R
     ]
     parts.append(Panel(Group(*recent), title="play", title_align="left"))
     return Group(*parts)
+
+
+def series_summary(replay: Replay, record: ResultRecord) -> Text:
+    """How the series ended: the verdict, then each game's totals and winner."""
+    names = replay.names
+    lines = [result_text(record, names)]
+    for game, winner in enumerate(record.game_winners):
+        totals = " vs ".join(f"{names[seat]} {record.totals[seat][game]}" for seat in (0, 1))
+        won = "no winner" if winner is None else f"won by {names[winner]}"
+        lines.append(f"game {game + 1}: {totals} ({won})")
+    if record.forfeited:
+        lines.append("forfeited by " + ", ".join(names[seat] for seat in record.forfeited))
+    return Text(shown("\n".join(lines)))
 
 
 # --- the transcript (non-interactive) ------------------------------------------------------------

@@ -163,13 +163,14 @@ class Chromium:
 
     # --- what a test does ----------------------------------------------------------------------
 
-    def open(self, path: Path, width: int = 1280, height: int = 900) -> None:
-        """Load a local file and wait for its load event."""
+    def open(self, path: Path, width: int = 1280, height: int = 900, fragment: str = "") -> None:
+        """Load a local file (at ``#fragment``, if given) and wait for its load event."""
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
         )
-        self.call("Page.navigate", {"url": path.resolve().as_uri()})
+        url = path.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+        self.call("Page.navigate", {"url": url})
         self.wait_for_event("Page.loadEventFired")
 
     def evaluate(self, expression: str) -> Any:

@@ -184,3 +184,47 @@ def test_a_seats_page_in_chromium_shows_backs(browser: Chromium, pages: dict[str
     browser.screenshot(ARTIFACTS / "replay-seat0.png")
     assert browser.errors() == []
     assert all(url.startswith("file:") for url in browser.requests())
+
+
+LAYOUT = """(() => {
+  const log = document.getElementById('log');
+  const current = log.querySelector('li.current');
+  return {where: document.getElementById('where').textContent, hash: location.hash,
+          overflow: document.documentElement.scrollWidth - window.innerWidth,
+          followed: current.offsetTop >= log.scrollTop &&
+            current.offsetTop + current.offsetHeight <= log.scrollTop + log.clientHeight,
+          current: current.textContent,
+          series: document.getElementById('series') ?
+            document.getElementById('series').textContent : '',
+          showdown: !!document.getElementById('showdown')};
+})()"""
+
+
+@pytest.mark.slow
+@needs_chromium
+@pytest.mark.parametrize("width", [390, 800, 1400])
+def test_the_page_at_phone_tablet_and_wide_widths(
+    browser: Chromium, pages: dict[str, Path], width: int
+) -> None:
+    """A deep link opens its hand and step; the play log follows the step; the page never
+    overflows sideways; the last step keeps the showdown and sums up the series."""
+    data = page_data(pages["referee"].read_text(encoding="utf-8"))
+    hands = data["hands"]
+    longest = max(range(len(hands) - 1), key=lambda h: hands[h + 1] - hands[h])
+    late = hands[longest + 1] - hands[longest] - 1  # the hand's last step, far down its log
+    browser.open(pages["referee"], width=width, fragment=f"hand={longest + 1}&step={late}")
+    at = browser.evaluate(LAYOUT)
+    assert at["where"].startswith(f"hand {longest + 1} of 14 · step {hands[longest] + late}/")
+    assert at["followed"], at
+    assert at["overflow"] <= 0, at
+    assert "ms)" in at["current"] or data["steps"][hands[longest] + late - 1]["v"][0]["ms"] is None
+    browser.screenshot(ARTIFACTS / f"replay-{width}px.png")
+    browser.press("End", 35)
+    end = browser.evaluate(LAYOUT)
+    assert end["showdown"]
+    assert "wins the series" in end["series"]
+    assert "game 3:" in end["series"]
+    assert end["hash"].startswith("#hand=14&step=")
+    assert end["overflow"] <= 0, end
+    browser.screenshot(ARTIFACTS / f"replay-{width}px-end.png")
+    assert browser.errors() == []

@@ -14,9 +14,20 @@ from importlib.resources import files
 from typing import Any
 
 from referee.bot_text import shown
-from referee.replay import VIEWERS, Replay, SeatHand, Showdown, Step, Table, Viewer, viewer_name
+from referee.replay import (
+    VIEWERS,
+    Replay,
+    ResultRecord,
+    SeatHand,
+    Showdown,
+    Step,
+    StepKind,
+    Table,
+    Viewer,
+    viewer_name,
+)
 from referee.rules import Card, CardSet, min_deadwood
-from tournaments.cli.words import drawn_text, scores_text, step_text
+from tournaments.cli.words import drawn_text, scores_text, series_lines, step_text
 
 ASSETS = files("tournaments.cli") / "replay_assets"
 
@@ -110,7 +121,16 @@ def page_data(replay: Replay, viewer: Viewer) -> dict[str, Any]:
         "hands": list(replay.hand_starts()),
         "steps": [_step(step, viewers, replay.names) for step in replay.steps],
         "verdict": shown(replay.report.summary(), lines=True),
+        "summary": [shown(line) for line in _series(replay)],
     }
+
+
+def _series(replay: Replay) -> list[str]:
+    """How the series ended, shown at its last step (none if the log has no result)."""
+    for step in reversed(replay.steps):
+        if step.kind is StepKind.RESULT and isinstance(step.record, ResultRecord):
+            return series_lines(step.record, replay.names)
+    return []
 
 
 def _script_json(data: dict[str, Any]) -> str:

@@ -37,7 +37,7 @@ from referee.replay import (
 )
 from referee.rules import Card, min_deadwood
 from tournaments.cli.render import cards_text, showdown_text
-from tournaments.cli.words import result_text, step_text
+from tournaments.cli.words import series_lines, step_text
 
 HIDDEN = "▒▒"
 PILE_SHOWN = 14
@@ -159,15 +159,7 @@ def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> R
 
 def series_summary(replay: Replay, record: ResultRecord) -> Text:
     """How the series ended: the verdict, then each game's totals and winner."""
-    names = replay.names
-    lines = [result_text(record, names)]
-    for game, winner in enumerate(record.game_winners):
-        totals = " vs ".join(f"{names[seat]} {record.totals[seat][game]}" for seat in (0, 1))
-        won = "no winner" if winner is None else f"won by {names[winner]}"
-        lines.append(f"game {game + 1}: {totals} ({won})")
-    if record.forfeited:
-        lines.append("forfeited by " + ", ".join(names[seat] for seat in record.forfeited))
-    return Text(shown("\n".join(lines)))
+    return Text(shown("\n".join(series_lines(record, replay.names))))
 
 
 # --- the transcript (non-interactive) ------------------------------------------------------------

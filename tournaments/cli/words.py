@@ -186,6 +186,19 @@ def series_verdict(winner: str | None) -> str:
     return "no winner" if winner is None else f"{winner} wins the series"
 
 
+def series_lines(record: ResultRecord, names: Names) -> list[str]:
+    """How a series ended, a line each: the verdict, then each game's totals and winner (and
+    who forfeited, if anyone did)."""
+    lines = [result_text(record, names)]
+    for game, winner in enumerate(record.game_winners):
+        totals = " vs ".join(f"{names[seat]} {record.totals[seat][game]}" for seat in (0, 1))
+        won = "no winner" if winner is None else f"won by {names[winner]}"
+        lines.append(f"game {game + 1}: {totals} ({won})")
+    if record.forfeited:
+        lines.append("forfeited by " + ", ".join(names[seat] for seat in record.forfeited))
+    return lines
+
+
 def result_text(record: ResultRecord, names: Names) -> str:
     """Who won the series, how it ended and after how many hands."""
     verdict = series_verdict(None if record.winner is None else names[record.winner])

@@ -131,7 +131,9 @@
     let first = index;
     while (first > 0 && DATA.steps[first - 1].hand === step.hand) first--;
     for (let i = first; i <= index; i++) {
-      const item = el("li", (i === index ? "current " : "") + DATA.steps[i].kind, DATA.steps[i].v[state.view].text);
+      const seen = DATA.steps[i].v[state.view];
+      const time = seen.ms !== null ? "  (" + seen.ms.toFixed(1) + " ms)" : "";
+      const item = el("li", (i === index ? "current " : "") + DATA.steps[i].kind, seen.text + time);
       item.value = i + 1;
       list.append(item);
     }
@@ -163,8 +165,45 @@
     fill($("score-panel"), [el("h2", null, "score sheet"), table === null ? el("div") : scoreSheet(table)]);
     const side = [el("h2", null, "play")].concat([playLog(state.step)]);
     fill($("log-panel"), side);
-    const showdown = table !== null && table.showdown && step.kind === "showdown" ? [showdownPanel(table.showdown)] : [];
-    fill($("showdown-slot"), showdown);
+    follow($("log"));
+    const end = step.kind === "result";
+    const slot = table !== null && table.showdown && (step.kind === "showdown" || end) ? [showdownPanel(table.showdown)] : [];
+    if (end && DATA.summary.length) slot.push(seriesPanel());
+    fill($("showdown-slot"), slot);
+    link();
+  }
+
+  // The play log keeps its current step in sight, however long the hand.
+  function follow(list) {
+    const current = list.querySelector("li.current");
+    if (current) list.scrollTop = Math.max(0, current.offsetTop - list.clientHeight + 2 * current.offsetHeight);
+  }
+
+  function seriesPanel() {
+    const panel = el("div", "panel series");
+    panel.id = "series";
+    panel.append(el("h2", null, "the series"));
+    DATA.summary.forEach((line) => panel.append(el("div", "line", line)));
+    return panel;
+  }
+
+  // Deep links: #hand=5&step=3 (the 3rd step of hand 5) or #step=42; the address follows the page.
+  function link() {
+    const hand = handOf(state.step);
+    const where = hand < 0 ? "#step=" + (state.step + 1) : "#hand=" + (hand + 1) + "&step=" + (state.step - DATA.hands[hand] + 1);
+    if (location.hash !== where) history.replaceState(null, "", where);
+  }
+
+  function linked() {
+    const query = new URLSearchParams(location.hash.replace(/^#/, ""));
+    const step = Number(query.get("step"));
+    const hand = Number(query.get("hand"));
+    if (!Number.isInteger(step) || step < 1) return null;
+    if (query.has("hand")) {
+      if (!Number.isInteger(hand) || hand < 1 || hand > DATA.hands.length) return null;
+      return DATA.hands[hand - 1] + step - 1;
+    }
+    return step - 1;
   }
 
   function go(index) {
@@ -248,6 +287,9 @@
       };
       if (keys[event.key]) { event.preventDefault(); keys[event.key](); }
     });
+    window.addEventListener("hashchange", () => { const target = linked(); if (target !== null) go(target); });
+    const target = linked();
+    if (target !== null) state.step = Math.max(0, Math.min(DATA.steps.length - 1, target));
     render();
     document.body.dataset.ready = "true";
   }

@@ -12,6 +12,7 @@ import pytest
 from referee.control import MAX_MS, SANE_MS, TimeControl
 from tournaments.cli.common import seconds
 from tournaments.league import LeagueConfig, LeagueError, load_league
+from tournaments.store import BotRow, Store
 
 
 @pytest.mark.parametrize(
@@ -91,3 +92,16 @@ def test_durations_are_written_as_people_write_them_in_files_and_flags() -> None
         with pytest.raises(LeagueError, match=re.escape(problem)):
             LeagueConfig.from_dict({"name": "d", "bots": ["a", "b"], "time_control": given})
     assert [seconds(text) for text in ("500ms", "1.5s", "2", "1min")] == [0.5, 1.5, 2.0, 60.0]
+
+
+def test_unknown_bots_are_listed_with_the_files_other_problems(tmp_path: Path) -> None:
+    """Not only once every other problem is fixed (issue 18)."""
+    store = Store(tmp_path / "s.sqlite")
+    store.add_bot(BotRow("greedy", "1.0.0", "h", tmp_path, "", "", 0.0))
+    league = tmp_path / "l.toml"
+    league.write_text('name = "l"\nbots = ["greedy", "zed"]\njobs = 0\n')
+    with pytest.raises(LeagueError) as caught:
+        load_league(league, store)
+    problems = str(caught.value).splitlines()[1:]
+    assert any(problem.startswith("  - no submitted bot 'zed'") for problem in problems)
+    assert "  - jobs must be a positive integer" in problems

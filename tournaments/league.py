@@ -55,7 +55,7 @@ import re
 import secrets
 import time
 import tomllib
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -134,8 +134,12 @@ class LeagueConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LeagueConfig:
-        """Read :meth:`to_dict` output (or a parsed TOML file).
+    def from_dict(
+        cls, data: dict[str, Any], *, unknown_bot: Callable[[str], str | None] | None = None
+    ) -> LeagueConfig:
+        """Read :meth:`to_dict` output (or a parsed TOML file); ``unknown_bot`` says why a
+        bot named is not one that can play (``None``: it is), so that a file's unknown bots
+        are listed with its other problems.
 
         Raises:
             LeagueError: listing every problem found.
@@ -160,6 +164,8 @@ class LeagueConfig:
             bots = []
         elif len(set(bots)) != len(bots) or len(bots) < 2:
             problems.append("bots must name at least two different bots, each once")
+        if unknown_bot is not None:
+            problems += [why for why in map(unknown_bot, bots) if why is not None]
         series = data.get("series_per_pairing", 2)
         duplicate = data.get("duplicate", True)
         if not isinstance(series, int) or series < 1:
@@ -293,8 +299,9 @@ def _durations(section: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def load_league(path: Path) -> LeagueConfig:
-    """Read and check a league TOML file.
+def load_league(path: Path, store: Store | None = None) -> LeagueConfig:
+    """Read and check a league TOML file (with ``store``, its bots too: that they are submitted
+    there, listed with every other problem).
 
     Raises:
         LeagueError: the file is missing, not TOML, or has problems (all listed).
@@ -312,7 +319,18 @@ def load_league(path: Path) -> LeagueConfig:
         raise LeagueError(f"{path} is not UTF-8 text (a TOML file is)") from None
     except tomllib.TOMLDecodeError as error:
         raise LeagueError(f"{path} is not valid TOML: {error}") from None
-    return LeagueConfig.from_dict(data)
+    if store is None:
+        return LeagueConfig.from_dict(data)
+    return LeagueConfig.from_dict(data, unknown_bot=lambda spec: _unknown(store, spec))
+
+
+def _unknown(store: Store, spec: str) -> str | None:
+    """Why ``spec`` names no submitted bot (``None``: it names one)."""
+    try:
+        resolve(store, spec)
+    except RegistryError as error:
+        return str(error)
+    return None
 
 
 def derive_seed(secret: bytes, pairing: str, index: int) -> int:

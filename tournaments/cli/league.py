@@ -77,7 +77,7 @@ def league_create(file: Annotated[Path, typer.Argument(help="The league's TOML f
     """Create a league from a TOML file (again, with more bots, to add them)."""
     _, store = open_arena()
     try:
-        config = load_league(file)
+        config = load_league(file, store)
         idents, added = create_league(store, config)
     except LeagueError as error:
         raise fail(str(error)) from None

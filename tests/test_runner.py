@@ -247,8 +247,8 @@ def test_the_listener_sees_the_progress(tmp_path: Path) -> None:
     executor = FakeExecutor(2)
     executor.expect(broken, *[Attempt(WorkerFailure("exit 1: boom"))] * RETRIES)
     progress = run(arena, store, config, executor, listener=listen)
-    assert seen[0][:2] == (0, 0)
-    assert len(seen[0][2]) == 1  # the first match started
+    assert seen[0] == (0, 0, ())  # at once, before any match: the display shows the league
+    assert len(seen[1][2]) == 1  # then the first match started
     assert [done for done, _, _ in seen] == sorted(done for done, _, _ in seen)
     assert seen[-1][:2] == (5, 1)
     assert {match for _, _, running in seen for match in running} == set(ids(store))

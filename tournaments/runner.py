@@ -199,6 +199,7 @@ class LeagueRunner:
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
         self._check_stop()
+        self.listener(self.progress)  # the display shows the league at once, even with nothing left
         limiter = trio.CapacityLimiter(self.progress.slots)
         try:
             async with trio.open_nursery() as outer:

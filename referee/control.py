@@ -38,7 +38,10 @@ def duration_ms(text: str, default_unit: str = "s") -> int:
     if found is None:
         raise ValueError(f"{text!r} is not a duration (write it as 1s, 500ms or 2min)")
     number, unit = found.groups()
-    return round(float(number) * _UNIT_MS[unit or default_unit])
+    value = float(number) * _UNIT_MS[unit or default_unit]
+    if not value < MAX_MS:  # an absurd length (or one too long for a float)
+        raise ValueError(f"{text!r} is longer than any time limit ({MAX_MS} ms)")
+    return round(value)
 
 
 """Times travel to bots as unsigned 32-bit milliseconds."""

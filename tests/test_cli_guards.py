@@ -17,16 +17,21 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
+from referee.control import duration_ms
+from tournaments.cli import render
 from tournaments.cli.app import app
+from tournaments.cli.common import seconds
 from tournaments.cli.live import PlainProgress
 from tournaments.executors.fake import FakeExecutor
 from tournaments.league import LeagueConfig, create_league
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
+from tournaments.standings import compute
 from tournaments.store import BotRow, MatchState, Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
@@ -343,3 +348,52 @@ def test_flags_show_no_bool_metavar() -> None:
         ]
         assert flags, result.output
         assert not [line for line in flags if "<bool>" in line], flags
+
+
+def test_a_narrow_terminal_folds_names_never_figures() -> None:
+    """At 80 columns a long name is folded over lines, but a figure is never split (it showed
+    ``0/98`` and then ``4``)."""
+    rows = tuple(
+        (str(i), f"a-bot-with-a-really-long-name-{i}@1.0.{i}", "+120", "-40..+280", "12-4-0",
+         "36-12", "120", "2898/963", "2/96/5", "-", "4.6")
+        for i in range(1, 4)
+    )  # fmt: skip
+    grid = render.Grid("t", render.standings_grid(compute("l", [])).columns, rows)
+    out = io.StringIO()
+    Console(file=out, width=80, color_system=None).print(render.rich_table(grid))
+    text = out.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for figure in ("2898/963", "-40..+280", "12-4-0", "2/96/5"):
+        assert figure in text
+
+
+def test_league_list_names_a_damaged_league_instead_of_crashing(home: Path) -> None:
+    store = two_bot_league(home)
+    store.db.execute("UPDATE leagues SET config = '{bad' WHERE name = 'spring'")
+    listed = runner.invoke(app, ["league", "list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    [entry] = json.loads(listed.output)
+    assert entry["league"] == "spring"
+    assert entry["error"].startswith("bad league definition: not JSON")
+    assert runner.invoke(app, ["league", "list"]).exit_code == 0
+
+
+def test_errors_go_to_stderr_so_json_stays_one_document(home: Path) -> None:
+    gin = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli.entry", "league", "status", "nope", "--json"],
+        env={**os.environ, "GIN_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert gin.returncode == 2
+    assert gin.stdout == ""
+    assert gin.stderr.startswith("error: no league 'nope'")
+
+
+def test_an_absurdly_long_duration_is_one_line_not_an_overflow() -> None:
+    with pytest.raises(ValueError, match="is longer than any time limit"):
+        duration_ms("9" * 400)
+    with pytest.raises(typer.BadParameter):
+        seconds("9" * 400 + "ms")

@@ -249,15 +249,21 @@ def _sections(
         """The table's fields, an unknown one (a typo) named with the known ones; with
         ``durations``, ``move_time = "1s"`` stands for ``move_time_ms = 1000``."""
         given = dict(table(key))
-        if durations:
-            given = _durations(given)
         known = {field.name for field in dataclasses.fields(kind)}
         if durations:
             known |= {name.removesuffix("_ms") for name in known}
+        found = []
         unknown = sorted(set(given) - known)
         if unknown:
             names = ", ".join(f"'{name}'" for name in unknown)
-            raise ValueError(f"unknown field {names} (known: {', '.join(sorted(known))})")
+            found.append(f"unknown field {names} (known: {', '.join(sorted(known))})")
+        if durations:
+            try:
+                given = _durations({k: v for k, v in given.items() if k in known})
+            except ValueError as error:
+                found.append(str(error))
+        if found:
+            raise ValueError("; ".join(found))
         return given
 
     time_control, fault_policy, rules = TimeControl(), FaultPolicy(), RuleParams()
@@ -284,18 +290,25 @@ def _durations(section: dict[str, Any]) -> dict[str, Any]:
     {'strikes': 3, 'move_time_ms': 500, 'time_bank_ms': 10000}
 
     Raises:
-        ValueError: a duration that is not one, or a limit given both ways.
+        ValueError: every duration that is not one, and every limit given both ways.
     """
     found = dict(section)
+    problems = []
     for name in ("move_time", "grace", "time_bank", "startup"):
         if name not in found:
             continue
         value = found.pop(name)
         if f"{name}_ms" in found:
-            raise ValueError(f"give {name} or {name}_ms, not both")
-        if not isinstance(value, str):
-            raise ValueError(f'{name} = {value!r}: a duration such as "1s" or "500ms"')
-        found[f"{name}_ms"] = duration_ms(value)
+            problems.append(f"give {name} or {name}_ms, not both")
+        elif not isinstance(value, str):
+            problems.append(f'{name} = {value!r}: a duration such as "1s" or "500ms"')
+        else:
+            try:
+                found[f"{name}_ms"] = duration_ms(value)
+            except ValueError as error:
+                problems.append(f"{name}: {error}")
+    if problems:
+        raise ValueError("; ".join(problems))
     return found
 
 
@@ -602,7 +615,10 @@ class StoredLeague:
         Raises:
             LeagueError: not a league definition.
         """
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise LeagueError(f"bad league definition: not JSON ({error})") from None
         if not isinstance(data, dict):
             raise LeagueError("bad league definition: not a JSON object")
         resolved = data.pop("resolved", [])

@@ -90,13 +90,22 @@ class RuleParams:
             ValueError: an unknown parameter name or a bad value.
         """
         known = {field.name for field in dataclasses.fields(cls)}
+        problems = []
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ValueError(f"unknown rule parameters: {', '.join(unknown)}")
-        values = dict(data)
+            problems.append(
+                f"unknown rule parameters: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
+        values = {name: value for name, value in data.items() if name in known}
         if "scoring" in values:
-            values["scoring"] = Scoring(values["scoring"])
+            try:
+                values["scoring"] = Scoring(values["scoring"])
+            except ValueError:
+                allowed = ", ".join(f'"{kind.value}"' for kind in Scoring)
+                problems.append(f"scoring = {values.pop('scoring')!r}: one of {allowed}")
         for name, value in values.items():
             if name != "scoring" and not isinstance(value, int):
-                raise ValueError(f"rule parameter {name} must be a number or true/false")
+                problems.append(f"rule parameter {name} must be a number or true/false")
+        if problems:
+            raise ValueError("; ".join(problems))
         return cls(**values)

@@ -19,7 +19,11 @@ from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
 
-console = Console(emoji=False)  # ":name:" in bot text stays as written
+console = Console(emoji=False, soft_wrap=True)
+"""Standard output. Bot text's ``:name:`` stays as written; a line is never wrapped by rich
+(a command it suggests stays whole, to copy: the terminal wraps it, a file keeps it)."""
+errors = Console(emoji=False, soft_wrap=True, stderr=True)
+"""Standard error: the one-line errors, so that ``--json`` output stays one document."""
 E = TypeVar("E", bound=enum.StrEnum)
 HELP_OPTIONS: Final = {"help_option_names": ["-h", "--help"]}
 
@@ -27,7 +31,11 @@ HELP_OPTIONS: Final = {"help_option_names": ["-h", "--help"]}
 def _group(help_text: str, **options: Any) -> typer.Typer:
     """A command group: ``-h`` as well as ``--help``, and, called alone, its help (exit 0)."""
     group = typer.Typer(
-        help=help_text, context_settings=HELP_OPTIONS, invoke_without_command=True, **options
+        help=help_text,
+        context_settings=HELP_OPTIONS,
+        invoke_without_command=True,
+        rich_markup_mode="markdown",  # a docstring's paragraph is reflowed, not cut mid-sentence
+        **options,
     )
 
     @group.callback()
@@ -44,6 +52,7 @@ app = typer.Typer(
     help="Hollywood Gin bot arena: play, referee and rank bots.",
     context_settings=HELP_OPTIONS,
     invoke_without_command=True,
+    rich_markup_mode="markdown",  # a docstring's paragraph is reflowed, not cut mid-sentence
 )
 
 
@@ -114,6 +123,7 @@ MoveTime = Annotated[
         parser=seconds,
         metavar="DURATION",
         help="Time per decision, as 1s, 500ms or seconds (plus the time bank).",
+        show_default="1s",
     ),
 ]
 AsJson = Annotated[
@@ -205,7 +215,7 @@ def said(text: object, *, lines: bool = False) -> str:
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print an error (its text escaped: it may hold a bot's) and return the exit to raise; the
     terminal, not rich, wraps it, so a path in it is never broken."""
-    console.print(f"[red]error:[/red] {said(message, lines=True)}", soft_wrap=True)
+    errors.print(f"[red]error:[/red] {said(message, lines=True)}", soft_wrap=True)
     return typer.Exit(code)
 
 

@@ -92,8 +92,9 @@ def league_extend(
         int, typer.Option("--series", help="Series to add to every pairing (even: pairs).")
     ],
 ) -> None:
-    """Add series to every pairing, with new deals; no existing match changes. Play them with
-    gin league run."""
+    """Add series to every pairing, with new deals; no existing match changes.
+
+    Play them with gin league run."""
     _, store = open_arena()
     _league(store, name)
     try:

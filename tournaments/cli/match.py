@@ -217,9 +217,10 @@ def match(
         ),
     ] = False,
 ) -> None:
-    """A head-to-head of two bots in duplicate pairs: a fixed number (--pairs), or the
-    sequential test (--elo0, --elo1), stopping once it decides. Ctrl-C, then the same command,
-    resumes."""
+    """Two bots head to head in duplicate pairs, fixed or until a sequential test decides.
+
+    A fixed number of pairs (--pairs), or the sequential test (--elo0, --elo1), stopping once it
+    decides. Ctrl-C, then the same command, resumes."""
     settings, count = _mode(pairs, (elo0, elo1), (alpha, beta), max_pairs)
     if jobs < 1:
         raise fail(f"--jobs must be positive, not {jobs}")

@@ -209,8 +209,14 @@ class Grid:
 def rich_table(grid: Grid) -> Table:
     """The grid as a rich table (each cell plain text: a bot's name is never markup)."""
     table = Table(title=grid.title)
-    for heading, justify in grid.columns:
-        table.add_column(heading, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for index, (heading, justify) in enumerate(grid.columns):
+        if justify == "left":  # names and words: folded where the table is too narrow
+            table.add_column(heading, justify="left", overflow="fold")
+            continue
+        widest = max((len(row[index]) for row in grid.rows), default=0)
+        table.add_column(  # a figure is never split across lines ("0/98" then "4")
+            heading, justify="right", no_wrap=True, min_width=widest
+        )
     for row in grid.rows:
         table.add_row(*(bot_text(cell) for cell in row))
     return table

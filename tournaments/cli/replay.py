@@ -102,7 +102,7 @@ def _load(path: Path) -> Replay:
 
 
 def replay(
-    log: Annotated[str, typer.Argument(help="A match log file, or a match id (runs/<id>.jsonl).")],
+    log: Annotated[str, typer.Argument(help="A match log file, or a match id (runs/ID.jsonl).")],
     seat: Annotated[
         int | None, typer.Option(help="Show seat 0's or seat 1's view (default: the referee's).")
     ] = None,
@@ -134,8 +134,10 @@ def replay(
         ),
     ] = None,
 ) -> None:
-    """Step through a logged match hand by hand and decision by decision, verify it, or write it
-    as a web page. Keys: → next, ← back, ↓ ↑ hands, 12g hand 12, space play, v view, q quit."""
+    """Step through a logged match, verify it, or write it as a web page.
+
+    Hand by hand and decision by decision. Keys: → next, ← back, ↓ ↑ hands, 12g hand 12, space
+    play, v view, q quit."""
     viewer = _viewer(seat)
     path = _find(log, runs)
     if stderr is not None:

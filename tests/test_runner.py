@@ -594,3 +594,17 @@ def test_a_bot_removed_behind_a_running_leagues_back_stops_it_with_what_to_do(
     with pytest.raises(ExecutorError, match=r"bot c@1 of match .* is no longer in the registry"):
         run(arena, store, config, FakeExecutor(2))
     assert MatchState.RUNNING not in store.counts("r")
+
+
+def test_a_decided_match_drops_what_a_killed_run_left_behind(tmp_path: Path) -> None:
+    """A run killed after the decision may leave a match running; the next run puts it back
+    and then drops it, so the decided match holds no pending row (its bots can be removed)."""
+    arena, store, config = match_league(tmp_path)
+    run(arena, store, config, FirstBotWins(3))
+    last = store.matches("r")[-1].match_id
+    store.db.execute("UPDATE matches SET state = 'running' WHERE match_id = ?", (last,))
+    again = FirstBotWins(3)
+    run(arena, store, config, again)
+    assert again.jobs == []
+    assert MatchState.PENDING not in store.counts("r")
+    assert MatchState.RUNNING not in store.counts("r")

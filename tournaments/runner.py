@@ -383,8 +383,8 @@ class LeagueRunner:
         settings = self.config.sprt
         kept = self.store.decision(self.config.name) if settings is not None else None
         if kept is not None:  # decided in an earlier run: what finished since changes nothing
-            self.decision = _kept_decision(kept)
-            self.progress.stopped = True
+            self.decision = _kept_decision(self.store.decide(self.config.name, kept))
+            self.progress.stopped = True  # (and what a killed run left pending is dropped)
         elif settings is not None and self.tally is not None:
             now = status(self.tally.counts, settings)
             if now.verdict is not None:

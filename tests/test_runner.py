@@ -601,10 +601,14 @@ def test_a_decided_match_drops_what_a_killed_run_left_behind(tmp_path: Path) -> 
     and then drops it, so the decided match holds no pending row (its bots can be removed)."""
     arena, store, config = match_league(tmp_path)
     run(arena, store, config, FirstBotWins(3))
-    last = store.matches("r")[-1].match_id
-    store.db.execute("UPDATE matches SET state = 'running' WHERE match_id = ?", (last,))
+    store.db.execute(  # a match that was running, without a result, when the run was killed
+        "INSERT INTO matches (match_id, league, pairing, series_index, seat0, seat1, seed,"
+        " duplicate_of, state) SELECT 'r~killed', league, pairing, 999, seat0, seat1, seed,"
+        " NULL, 'running' FROM matches LIMIT 1"
+    )
     again = FirstBotWins(3)
     run(arena, store, config, again)
     assert again.jobs == []
     assert MatchState.PENDING not in store.counts("r")
     assert MatchState.RUNNING not in store.counts("r")
+    assert "r~killed" not in {match.match_id for match in store.matches("r")}

@@ -296,34 +296,32 @@ def _runner_line(arena: Arena, name: str, counts: dict[MatchState, int]) -> str:
 def league_list(as_json: AsJson = False) -> None:
     """Every league of this home: its bots, how far it is, and whether a runner is at it."""
     arena, store = open_arena()
+    lines = [_league_line(arena, store, name) for name in store.leagues()]
     if as_json:
-        print(json.dumps([_league_line(arena, store, name) for name in store.leagues()], indent=2))
+        print(json.dumps(lines, indent=2))
+        return
+    if not lines:
+        console.print(f"no leagues in {arena.home} yet: gin league create FILE")
         return
     table = Table(title=f"Leagues in {arena.home}")
     for column in ("league", "kind", "bots", "done", "pending", "failed", "runner"):
         table.add_column(column, overflow="fold")
-    for name in store.leagues():
-        try:
-            stored = stored_league(store, name)
-            counts = store.counts(name)
-        except (LeagueError, StoreDamaged) as error:
-            table.add_row(said(name), "?", said(error), "", "", "", "")
+    for line in lines:
+        if "error" in line:
+            table.add_row(said(line["league"]), "?", said(line["error"]), "", "", "", "")
             continue
-        config = stored.config if stored is not None else None
-        kind = "?" if config is None else _kind(config)
-        holder = runner_of(arena, name)
+        bots = line["bots"]
+        assert isinstance(bots, list)
+        holder = line["runner"]
         table.add_row(
-            said(name),
-            kind,
-            str(len(config.bots)) if config is not None else "?",
-            f"{counts.get(MatchState.DONE, 0)}/{sum(counts.values())}",
-            str(counts.get(MatchState.PENDING, 0) + counts.get(MatchState.RUNNING, 0)),
-            str(counts.get(MatchState.FAILED, 0)),
+            said(line["league"]),
+            str(line["kind"]),
+            str(len(bots)),
+            f"{line['done']}/{line['total']}",
+            str(line["pending"]),
+            str(line["failed"]),
             "-" if holder is None else f"process {holder or '?'}",
         )
-    if not store.leagues():
-        console.print(f"no leagues in {arena.home} yet: gin league create FILE")
-        return
     print_table(table)
 
 

@@ -198,6 +198,7 @@ class LeagueRunner:
         await self._sweep()
         self.store.reset_running(self.config.name, retry_failed=True)
         self.progress.failed = 0
+        self._resume_decision()
         self._check_stop()
         self.listener(self.progress)  # the display shows the league at once, even with nothing left
         limiter = trio.CapacityLimiter(self.progress.slots)
@@ -375,17 +376,21 @@ class LeagueRunner:
             "(nothing recorded is lost)"
         )
 
+    def _resume_decision(self) -> None:
+        """A match decided in an earlier run stays decided: what finished since changes
+        nothing, and what a killed run left pending is dropped."""
+        kept = self.store.decision(self.config.name) if self.config.sprt is not None else None
+        if kept is not None:
+            self.decision = _kept_decision(self.store.decide(self.config.name, kept))
+            self.progress.stopped = True
+
     def _check_stop(self) -> None:
         """Mark the run stopped when the sequential test has decided or the caller's condition
         holds (once stopped, it stays so: the first decision is the one kept)."""
         if self.progress.stopped:
             return
         settings = self.config.sprt
-        kept = self.store.decision(self.config.name) if settings is not None else None
-        if kept is not None:  # decided in an earlier run: what finished since changes nothing
-            self.decision = _kept_decision(self.store.decide(self.config.name, kept))
-            self.progress.stopped = True  # (and what a killed run left pending is dropped)
-        elif settings is not None and self.tally is not None:
+        if settings is not None and self.tally is not None:
             now = status(self.tally.counts, settings)
             if now.verdict is not None:
                 self.decision = _kept_decision(self.store.decide(self.config.name, now.to_json()))

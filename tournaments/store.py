@@ -327,7 +327,7 @@ class Store:
                     row.name,
                     row.version,
                     row.hash,
-                    self._stored_log(str(row.path)),
+                    self._in_home(str(row.path)),
                     row.author,
                     row.description,
                     row.submitted_at,
@@ -567,7 +567,7 @@ class Store:
                     row.end.value,
                     row.reason,
                     row.stored_summary(),
-                    self._stored_log(row.log_path),
+                    self._in_home(row.log_path),
                     time.time(),
                 ),
             )
@@ -627,9 +627,9 @@ class Store:
             None if row is None else _result(row, self._found_log(row["log_path"], row["league"]))
         )
 
-    def _stored_log(self, log: str) -> str:
-        """A log path as the ``log_path`` column keeps it: relative to the arena home when it is
-        in the home, so that the home can be moved with its logs."""
+    def _in_home(self, log: str) -> str:
+        """A path (a log's, a bot copy's) as the store keeps it: relative to the arena home when
+        it is in the home, so that the home can be moved with its logs and bots."""
         if not log:
             return log
         path = Path(log)

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Iterator
+import sys
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+import trio
 
 from protocol.manifest import Manifest, ignore_rule
 from referee import bot_text
@@ -79,17 +82,54 @@ async def play_folders(
     config: MatchConfig,
     log_path: Path | None = None,
     watcher: Watcher | None = None,
+    *,
+    closing: trio.Nursery | None = None,
+    on_closed: Callable[[], None] | None = None,
 ) -> MatchResult:
     """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``;
-    each bot's stderr is kept beside the log once its seat is closed (:func:`keep_stderr`)."""
+    each bot's stderr is kept beside the log once its seat is closed (:func:`keep_stderr`).
+
+    With ``closing``, a match that ended normally returns as soon as its log is complete and
+    closed, and its seats close in that nursery (a worker's next match starts meanwhile);
+    ``on_closed`` is called once they are closed and their stderr is kept, whether or not the
+    close was deferred.
+    """
     log: LogWriter = MatchLog(log_path) if log_path is not None else NullLog()
+    handed: list[Callable[[], Awaitable[None]]] = []
     try:
         shown = WatchedLog(log, watcher) if watcher is not None else log
-        return await play_match(seats, config, shown)
+        later = handed.append if closing is not None else None
+        return await play_match(seats, config, shown, close_later=later)
     finally:
         log.close()
-        if log_path is not None:
-            keep_stderr(seats, log_path)
+        if handed and closing is not None:
+            closing.start_soon(_close_then_keep, handed[0], seats, log_path, on_closed)
+        else:
+            _after_close(seats, log_path, on_closed)
+
+
+async def _close_then_keep(
+    close: Callable[[], Awaitable[None]],
+    seats: tuple[Seat, Seat],
+    log_path: Path | None,
+    on_closed: Callable[[], None] | None,
+) -> None:
+    """A deferred close: the seats, then their stderr. It runs beside later matches, so a
+    failure here is reported on stderr, never raised into them."""
+    try:
+        await close()
+    except Exception as error:  # a teardown's failure must not end the next match
+        print(f"warning: closing a match's seats failed: {error!r}", file=sys.stderr, flush=True)
+    _after_close(seats, log_path, on_closed)
+
+
+def _after_close(
+    seats: tuple[Seat, Seat], log_path: Path | None, on_closed: Callable[[], None] | None
+) -> None:
+    if log_path is not None:
+        keep_stderr(seats, log_path)
+    if on_closed is not None:
+        on_closed()
 
 
 def keep_stderr(seats: tuple[Seat, Seat], log_path: Path) -> None:

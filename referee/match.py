@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,8 @@ from referee.seats import (
 FORFEIT = MatchEnd.FORFEIT.value
 """A forfeit, as the log writes it."""
 CLOSE_TIMEOUT_S = 5.0
+CloseLater = Callable[[Callable[[], Awaitable[None]]], None]
+"""Takes a finished match's close (see :func:`play_match`) to run it later."""
 LOG_STALL_S = 0.001
 """Log writing after a request is out that takes longer than this (a stalled disk) is not counted
 as the bot's time; shorter writes (tens of µs) are left in it, well within the grace, so that the
@@ -204,8 +207,10 @@ class Match:
         self._noticed_fault = self._noticed
         """``Decision.noticed``, bound once rather than on each decision's path."""
 
-    async def run(self) -> MatchResult:
-        """Connect, play the series to its end (or a forfeit), close both seats."""
+    async def run(self, close_later: CloseLater | None = None) -> MatchResult:
+        """Connect, play the series to its end (or a forfeit), close both seats: at once, or,
+        when the series ended normally and ``close_later`` is given, by handing it the close."""
+        ended = False
         try:
             await self._connect_all()
             self._log_header()
@@ -216,15 +221,23 @@ class Match:
                 await self._play()
             result = self._result()
             self._finish(result)
+            ended = True
             return result
         finally:
             try:
                 self._write_records()
             finally:  # the bots go even if the log cannot be written
-                with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT_S * 2):
-                    async with trio.open_nursery() as nursery:
-                        for seat in self.seats:
-                            nursery.start_soon(seat.close, "series over")
+                if ended and close_later is not None:
+                    close_later(self.close_seats)
+                else:
+                    await self.close_seats()
+
+    async def close_seats(self) -> None:
+        """Say goodbye to both seats and tear their bots down, shielded from cancellation."""
+        with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT_S * 2):
+            async with trio.open_nursery() as nursery:
+                for seat in self.seats:
+                    nursery.start_soon(seat.close, "series over")
 
     # --- start -------------------------------------------------------------------------------
 
@@ -594,10 +607,17 @@ def _with_seat(fault: Fault, seat: int) -> Fault:
 
 
 async def play_match(
-    seats: tuple[Seat, Seat], config: MatchConfig, log: LogWriter | None = None
+    seats: tuple[Seat, Seat],
+    config: MatchConfig,
+    log: LogWriter | None = None,
+    *,
+    close_later: CloseLater | None = None,
 ) -> MatchResult:
-    """Play one series between two seats under ``config``; returns the result.
+    """Play one series between two seats under ``config``; returns the result once every record
+    is written. The seats are closed before it returns, unless ``close_later`` is given: then a
+    series that ended normally hands it the close (a coroutine function) to run when it likes,
+    and returns at once (a worker starts its next match meanwhile).
 
     Never raises for a bot's misbehaviour: that is a fault in the result.
     """
-    return await Match(seats, config, log or NullLog()).run()
+    return await Match(seats, config, log or NullLog()).run(close_later)

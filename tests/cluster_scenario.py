@@ -26,20 +26,34 @@ from distributed import Client
 
 from referee.sandbox import default_jail_root
 from referee.sandbox._procs import is_alive, table
-from tournaments.executors.cluster_task import match_slug, swept
+from tournaments.executors.cluster_task import match_slug, started_processes, swept
 from tournaments.executors.local_cluster import local_cluster, loopback_up
 
 WAIT_S = 60.0
 
 
 def match_processes(worker_pid: int) -> dict[int, str]:
-    """The worker's match processes (``tournaments.worker``) and the folders they play in."""
+    """The worker's match processes (``tournaments.worker``) playing a match now, and the log
+    each has open in its match folder (a warm one between matches has none, and is left out)."""
     found = {}
     for child in (p.pid for p in table() if p.ppid == worker_pid and p.alive):
         with contextlib.suppress(OSError):
             if b"tournaments.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
-                found[child] = os.readlink(f"/proc/{child}/fd/0")
+                log = open_match_log(child)
+                if log is not None:
+                    found[child] = log
     return found
+
+
+def open_match_log(pid: int) -> str | None:
+    """The file of a match folder (``.../matches/<folder>/...``) the process has open, if any."""
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = Path(os.readlink(f"/proc/{pid}/fd/{fd}"))
+                if target.parent.parent.name == "matches":
+                    return str(target)
+    return None
 
 
 def wait_until(condition: Any, seconds: float = WAIT_S) -> None:
@@ -164,6 +178,7 @@ def main() -> int:
             args.out.write_text(json.dumps(report, indent=1))
             return 0
         report["left_playing"] = playing(client)
+        report["processes_started"] = client.run(started_processes)
         report["swept"] = client.run(swept)
         prefix = match_slug(args.league) + "_"
         report["jails_left"] = [p.name for p in default_jail_root().glob(f"{prefix}*")]

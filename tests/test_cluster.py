@@ -37,6 +37,7 @@ from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.standings import compute
 from tournaments.store import MatchState, Store
+from tournaments.worker import WorkerLine
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -117,8 +118,10 @@ def test_a_match_refuses_a_bot_whose_code_changed(tmp_path: Path) -> None:
         timeout=120,
         check=False,
     )
-    assert worker.returncode == 1
-    assert "not to its registered 000000000000: refusing to play it" in worker.stderr
+    assert worker.returncode == 0  # a warm worker goes on to its next job
+    line = WorkerLine.from_json(worker.stdout.strip().splitlines()[-1])
+    assert line.match_id == job.match_id
+    assert "not to its registered 000000000000: refusing to play it" in (line.failure or "")
     assert not (tmp_path / "log.jsonl").exists()
 
 
@@ -221,6 +224,7 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
         assert Path(result.log_path).parent == Arena(dask_home).logs_dir("same")
         assert verify_log(Path(result.log_path)).ok
     assert report["left_playing"] == {address: [] for address in report["left_playing"]}
+    assert sum(report["processes_started"].values()) <= 2  # warm: one per worker, not per match
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ import trio.testing
 from referee.faults import Fault, FaultKind
 from referee.match import MatchEnd
 from tournaments import runner as runner_module
-from tournaments.executors import ExecutorError, outcome_of
+from tournaments.executors import ExecutorError
 from tournaments.executors.fake import Attempt, FakeExecutor, played
 from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
@@ -303,18 +303,6 @@ def test_a_job_and_an_outcome_read_back_as_written(tmp_path: Path) -> None:
     assert job.strict
     outcome = played(job, winner=None)
     assert MatchOutcome.from_json(outcome.to_json()) == outcome
-    stdout = b"noise\n" + outcome.to_json().encode() + b"\n"
-    assert outcome_of(0, stdout, b"") == outcome
-
-
-def test_a_worker_without_an_outcome_is_a_failure_with_its_stderr() -> None:
-    stderr = b"one\ntwo\nthree\nerror: the code changed\n"
-    failure = outcome_of(1, b'{"interrupted": true}\n', stderr)
-    assert failure == WorkerFailure("exit 1: two | three | error: the code changed")
-    assert outcome_of(-9, None, None) == WorkerFailure("exit -9: no output")
-    assert outcome_of(1, b'{"summary": {"winner": 0}, "reason": "x"}', b"") == WorkerFailure(
-        "exit 1: no output"
-    )
 
 
 # --- stopping early: a match's sequential test, a caller's condition ----------------------------

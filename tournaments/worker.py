@@ -1,22 +1,33 @@
-"""A league worker: plays one match in its own process and prints its outcome as JSON.
+"""A league worker: a long-lived process that plays match after match and reports each as JSON.
 
-``python -m tournaments.worker`` reads a :class:`~tournaments.records.MatchJob` (JSON) on stdin
-and writes one JSON line on stdout, its :class:`~tournaments.records.MatchOutcome`. It stops when
-its runner goes away (even after a ``kill -9``), and on SIGTERM it stops the match and tears its
-bots down before exiting, so an interrupted league leaves nothing behind.
+``python -m tournaments.worker`` reads :class:`~tournaments.records.MatchJob` s (JSON, one a
+line) on stdin and writes :class:`WorkerLine` s on stdout: for each job its outcome (or why
+there is none) as soon as the match's log is complete, then, once its bots are torn down and
+their stderr kept, that it is closed. Every match gets a fresh sandbox jail and fresh bot
+processes: only the referee's own imports are kept warm. The close of a match runs while the
+next one starts, so it does not hold the worker.
+
+It ends at the end of its stdin (after the closes in progress), after ``--idle-exit`` seconds
+without a job, and when its runner goes away (even after a ``kill -9``); on SIGTERM it stops the
+match in progress and tears its bots down before exiting, so an interrupted league leaves
+nothing behind.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from referee.sandbox import Sandbox, harden_referee_process
+from referee.sandbox import Sandbox, SandboxLimits, harden_referee_process
 
 harden_referee_process()  # before grpc is imported
 
@@ -30,14 +41,64 @@ from tournaments.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E4
 
 PARENT_POLL_S = 0.5
 ORPHAN_EXIT_S = 30.0
-INTERRUPTED = json.dumps({"interrupted": True})
-"""The line of a worker whose match was stopped: no outcome (its runner tries it again)."""
+MAX_JOB_LINE = 1 << 20
+"""The longest job line read (a job is about a kilobyte)."""
 
 REASONS = {
     MatchEnd.COMPLETE: "all three games ended",
     MatchEnd.DECIDED: "decided (stop when decided)",
     MatchEnd.HAND_CAP: "hand cap reached",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerLine:
+    """One line of a worker's stdout, about one match: exactly one of ``outcome``,
+    ``interrupted`` (stopped: no outcome, the runner tries it again later), ``failure`` (no
+    outcome, and why) or ``closed`` (its bots are gone and their stderr is kept)."""
+
+    match_id: str
+    outcome: MatchOutcome | None = None
+    interrupted: bool = False
+    failure: str | None = None
+    closed: bool = False
+
+    def to_json(self) -> str:
+        """The line as the worker writes it."""
+        data: dict[str, Any] = {"match": self.match_id}
+        if self.outcome is not None:
+            data["outcome"] = json.loads(self.outcome.to_json())
+        if self.interrupted:
+            data["interrupted"] = True
+        if self.failure is not None:
+            data["failure"] = self.failure
+        if self.closed:
+            data["closed"] = True
+        return json.dumps(data)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WorkerLine:
+        """Read :meth:`to_json`'s form.
+
+        Raises:
+            KeyError, TypeError, ValueError: not that form.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise TypeError("a worker line is a JSON object")
+        outcome = data.get("outcome")
+        failure = data.get("failure")
+        line = cls(
+            str(data["match"]),
+            None if outcome is None else MatchOutcome.from_json(json.dumps(outcome)),
+            data.get("interrupted") is True,
+            None if failure is None else str(failure),
+            data.get("closed") is True,
+        )
+        said = (line.outcome is not None, line.interrupted, line.failure is not None, line.closed)
+        if sum(said) != 1:
+            raise ValueError("a worker line says exactly one thing of its match")
+        return line
 
 
 def reason(result: MatchResult) -> str:
@@ -50,47 +111,128 @@ def reason(result: MatchResult) -> str:
     return REASONS.get(result.end, result.end.value)
 
 
-async def play_job(job: MatchJob) -> MatchOutcome | None:
-    """Play the job's match; SIGTERM cancels it (the seats are still closed): ``None``.
+class Worker:
+    """Plays jobs one after another; the closes of finished matches run in ``closing``."""
+
+    def __init__(self, closing: trio.Nursery) -> None:
+        self.closing = closing
+        self.sandboxes: dict[tuple[SandboxLimits, bool], Sandbox] = {}
+
+    def sandbox(self, job: MatchJob) -> Sandbox:
+        """The sandbox for the job's limits (made once per kind of job)."""
+        key = (job.limits, job.strict)
+        if key not in self.sandboxes:
+            self.sandboxes[key] = Sandbox(job.limits, strict=job.strict)
+        return self.sandboxes[key]
+
+    def close(self) -> None:
+        """Let go of the sandboxes' folders."""
+        for sandbox in self.sandboxes.values():
+            sandbox.close()
+
+    async def play(self, job: MatchJob) -> WorkerLine:
+        """Play the job's match: its outcome line (the ``closed`` line follows on its own).
+
+        Raises:
+            BotCodeMismatchError: a bot's folder no longer hashes to its registry hash.
+        """
+        sandbox = self.sandbox(job)
+        seats = tuple(
+            remote_seat(load_manifest(Path(path)), sandbox.prepare, f"{job.match_id}-{index}")
+            for index, path in enumerate(job.bots)
+        )
+        for seat, expected in zip(seats, job.hashes, strict=True):
+            if seat.code_hash != expected:
+                raise BotCodeMismatchError(
+                    f"the code in {seat.manifest.folder} hashes to {seat.code_hash[:12]}, not "
+                    f"to its registered {expected[:12]}: refusing to play it"
+                )
+        config = MatchConfig(
+            job.match_id,
+            job.seed,
+            params=job.rules,
+            time_control=job.time_control,
+            fault_policy=job.fault_policy,
+            sandbox=tuple(s.layer.value for s in sandbox.layers if s.active),
+            bot_seeds=None if job.bot_seeds == (0, 0) else job.bot_seeds,
+        )
+        log_path = Path(job.log)
+
+        def closed() -> None:
+            write_line(WorkerLine(job.match_id, closed=True))
+
+        result = await play_folders(
+            (seats[0], seats[1]), config, log_path, closing=self.closing, on_closed=closed
+        )
+        return WorkerLine(
+            job.match_id, MatchOutcome(MatchSummary.of(result, log_path), reason(result))
+        )
+
+
+def write_line(line: WorkerLine) -> None:
+    """One line on stdout, at once."""
+    sys.stdout.write(line.to_json() + "\n")
+    sys.stdout.flush()
+
+
+async def job_lines(idle_exit_s: float | None) -> AsyncIterator[bytes]:
+    """The lines of stdin, until its end or ``idle_exit_s`` without one.
 
     Raises:
-        BotCodeMismatchError: a bot's folder no longer hashes to its registry hash.
+        ValueError: a line longer than :data:`MAX_JOB_LINE`.
     """
-    sandbox = Sandbox(job.limits, strict=job.strict)
-    seats = tuple(
-        remote_seat(load_manifest(Path(path)), sandbox.prepare, f"{job.match_id}-{index}")
-        for index, path in enumerate(job.bots)
-    )
-    for seat, expected in zip(seats, job.hashes, strict=True):
-        if seat.code_hash != expected:
-            raise BotCodeMismatchError(
-                f"the code in {seat.manifest.folder} hashes to {seat.code_hash[:12]}, not to "
-                f"its registered {expected[:12]}: refusing to play it"
-            )
-    config = MatchConfig(
-        job.match_id,
-        job.seed,
-        params=job.rules,
-        time_control=job.time_control,
-        fault_policy=job.fault_policy,
-        sandbox=tuple(s.layer.value for s in sandbox.layers if s.active),
-        bot_seeds=None if job.bot_seeds == (0, 0) else job.bot_seeds,
-    )
-    log_path = Path(job.log)
-    result: MatchResult | None = None
+    stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+    buffer = bytearray()
+    async with stream:
+        while True:
+            while (end := buffer.find(b"\n")) < 0:
+                if len(buffer) > MAX_JOB_LINE:
+                    raise ValueError(f"a job line of over {MAX_JOB_LINE} bytes")
+                with trio.move_on_after(idle_exit_s if idle_exit_s else float("inf")) as idle:
+                    chunk = await stream.receive_some(65536)
+                if idle.cancelled_caught or not chunk:
+                    if buffer.strip() and not idle.cancelled_caught:
+                        yield bytes(buffer)  # a last line without its newline
+                    return
+                buffer += chunk
+            line, buffer = bytes(buffer[:end]), buffer[end + 1 :]
+            if line.strip():
+                yield line
+
+
+async def serve(idle_exit_s: float | None) -> None:
+    """Play each job read on stdin, until its end; SIGTERM or SIGINT stops the match in progress
+    (its seats are still closed) and ends the worker."""
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async with trio.open_nursery() as nursery:
+        async with trio.open_nursery() as closing:
+            worker = Worker(closing)
+            try:
+                async with trio.open_nursery() as nursery:
 
-            async def stop_on_signal() -> None:
-                async for _ in signals:
+                    async def stop_on_signal() -> None:
+                        async for _ in signals:
+                            nursery.cancel_scope.cancel()
+                            return
+
+                    nursery.start_soon(stop_on_signal)
+                    await play_lines(worker, idle_exit_s, nursery.cancel_scope)
                     nursery.cancel_scope.cancel()
+            finally:
+                worker.close()
 
-            nursery.start_soon(stop_on_signal)
-            result = await play_folders((seats[0], seats[1]), config, log_path)
-            nursery.cancel_scope.cancel()
-    if result is None:
-        return None
-    return MatchOutcome(MatchSummary.of(result, log_path), reason(result))
+
+async def play_lines(worker: Worker, idle_exit_s: float | None, stop: trio.CancelScope) -> None:
+    """The loop of :func:`serve`: a line out for every job in."""
+    async for text in job_lines(idle_exit_s):
+        job = MatchJob.from_json(text.decode())
+        try:
+            line = await worker.play(job)
+        except BotCodeMismatchError as error:
+            line = WorkerLine(job.match_id, failure=str(error))
+        finally:
+            if stop.cancel_called:
+                write_line(WorkerLine(job.match_id, interrupted=True))
+        write_line(line)
 
 
 def watch_parent(parent: int) -> None:
@@ -108,16 +250,17 @@ def watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="watch-runner", daemon=True).start()
 
 
-def main() -> int:
-    """Read the job, play it, print the outcome."""
-    job = MatchJob.from_json(sys.stdin.read())
-    watch_parent(job.parent)
+def main(argv: list[str] | None = None) -> int:
+    """Serve jobs until stdin ends."""
+    parser = argparse.ArgumentParser(prog="python -m tournaments.worker", description=__doc__)
+    parser.add_argument("--idle-exit", type=float, metavar="S", help="end after S s without a job")
+    args = parser.parse_args(argv)
+    watch_parent(os.getppid())
     try:
-        outcome = trio.run(play_job, job)
-    except BotCodeMismatchError as error:
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        return 1
-    print(INTERRUPTED if outcome is None else outcome.to_json(), flush=True)
+        trio.run(serve, args.idle_exit)
+    except (KeyError, TypeError, ValueError) as error:  # a runner of another version, say
+        print(f"error: not a job: {error}", file=sys.stderr, flush=True)
+        return 2
     return 0
 
 

@@ -1,6 +1,7 @@
-"""Where a league's matches are played: the :class:`Executor` protocol the runner drives, and
-what a worker's output means. One module per executor: :mod:`.local` (worker processes on this
-machine), :mod:`.cluster` (a Dask cluster), :mod:`.fake` (scripted, for tests of the runner).
+"""Where a league's matches are played: the :class:`Executor` protocol the runner drives. One
+module per executor: :mod:`.local` (warm worker processes on this machine), :mod:`.cluster` (a
+Dask cluster, whose workers keep warm match processes too: :mod:`.cluster_task`), :mod:`.fake`
+(scripted, for tests of the runner). What a worker says is :class:`tournaments.worker.WorkerLine`.
 """
 
 from __future__ import annotations
@@ -51,15 +52,3 @@ class Executor(Protocol):
     async def aclose(self) -> None:
         """Stop whatever still runs for this executor and let go of its resources."""
         ...
-
-
-def outcome_of(
-    returncode: int | None, stdout: bytes | None, stderr: bytes | None
-) -> MatchOutcome | WorkerFailure:
-    """A worker's outcome from its last stdout line, or what went wrong."""
-    lines = (stdout or b"").decode(errors="replace").strip().splitlines()
-    try:
-        return MatchOutcome.from_json(lines[-1])
-    except (IndexError, KeyError, TypeError, ValueError):  # no line, or not an outcome
-        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
-        return WorkerFailure(f"exit {returncode}: {' | '.join(tail) or 'no output'}")

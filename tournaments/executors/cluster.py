@@ -61,6 +61,7 @@ from tournaments.executors.cluster_task import (
     TaskReply,
     arena_code,
     play_on_worker,
+    retire_idle,
     worker_probe,
 )
 from tournaments.packing import BotCodeMismatchError, Bundle, bundle_bot
@@ -69,6 +70,9 @@ from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 __all__ = ["ClusterError", "DaskExecutor", "MatchTimings", "ProbeReport", "WorkerProbe"]
 
 logger = logging.getLogger(__name__)
+
+RETIRE_WAIT_S = 5.0
+"""How long closing waits for the workers to end their idle match processes."""
 
 
 @dataclass
@@ -289,6 +293,9 @@ class DaskExecutor:
         and disconnect (a lost scheduler: nothing to stop, its tasks are gone with it)."""
         if self.client.status == "running":
             await trio.to_thread.run_sync(self._stop_all)
+            with trio.move_on_after(RETIRE_WAIT_S), contextlib.suppress(Exception):
+                # (a worker lost meanwhile: its processes went with it)
+                await trio.to_thread.run_sync(self.client.run, retire_idle, abandon_on_cancel=True)
         try:
             await trio.to_thread.run_sync(self.client.close)
         except Exception as error:  # whatever closing a lost client raises

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import logging
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -46,11 +47,17 @@ from referee.sandbox import (
     safe_name,
     sweep_jails,
 )
-from tournaments.executors import ExecutorError, outcome_of
+from tournaments.executors import ExecutorError
 from tournaments.packing import unpack_bot
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.worker import WorkerLine
 
 STOP_POLL_S: Final = 0.5
+IDLE_EXIT_S: Final = 300.0
+"""A warm match process idle this long ends by itself (one left idle for half of it is not
+given another job, so none ends while it is handed one)."""
+RECYCLE_AFTER: Final = 200
+"""Matches a warm match process plays before it is ended for a fresh one."""
 STOP_GRACE_S: Final = 15.0
 """How long a stopped match may take to tear down before its process is killed."""
 CONNECT_TIMEOUT_S: Final = 20.0
@@ -125,19 +132,176 @@ def match_slug(match_id: str) -> str:
 
 def _match_argv() -> list[str]:
     setpriv = shutil.which("setpriv")
-    program = [sys.executable, "-m", "tournaments.worker"]
+    program = [sys.executable, "-m", "tournaments.worker", "--idle-exit", str(IDLE_EXIT_S)]
     return [setpriv, "--pdeathsig", "TERM", "--", *program] if setpriv else program
 
 
-def _start(folder: Path) -> subprocess.Popen[bytes]:
-    with (
-        open(folder / "job.json", "rb") as stdin,
-        open(folder / "stdout", "wb") as stdout,
-        open(folder / "stderr", "wb") as stderr,
-    ):
+class _WorkerGone(Exception):  # noqa: N818 - named for what is so
+    """A match process ended or broke its protocol; the message says how."""
+
+
+class MatchProcess:
+    """A warm ``python -m tournaments.worker`` of this Dask worker: it plays one task's match
+    at a time, and match after match, so a task does not pay for Python's start and the
+    referee's imports. Its stdout lines are read by a thread into a queue."""
+
+    def __init__(self) -> None:
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in end()
+        try:
+            # The sandbox's spawner thread: the parent-death signal comes when this worker
+            # process dies, not when a thread of Dask's pool retires.
+            self.process: subprocess.Popen[bytes] = on_spawner_thread(self._popen)
+        except BaseException:
+            self.stderr.close()
+            raise
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        self.played = 0
+        self.last_used = time.monotonic()
+        threading.Thread(target=self._read, name="match-process-out", daemon=True).start()
+
+    def _popen(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            _match_argv(), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+            _match_argv(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            start_new_session=True,
         )
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self.lines.put(raw)
+        self.lines.put(None)
+        self.process.wait()  # reaped here when it ends by itself (idle, or retired)
+
+    def fresh_enough(self) -> bool:
+        """Alive, well short of its idle exit, and not due to retire."""
+        idle = time.monotonic() - self.last_used
+        return (
+            self.process.poll() is None and idle < IDLE_EXIT_S / 2 and self.played < RECYCLE_AFTER
+        )
+
+    def send(self, job: MatchJob) -> None:
+        """Give it a job.
+
+        Raises:
+            _WorkerGone: it is gone.
+        """
+        assert self.process.stdin is not None
+        self.played += 1
+        try:
+            self.process.stdin.write(job.to_json().encode() + b"\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError) as error:
+            raise _WorkerGone(f"cannot send the job: {error}") from None
+
+    def line(self, timeout: float) -> WorkerLine | None:
+        """Its next line; None if none came within ``timeout``.
+
+        Raises:
+            _WorkerGone: it ended, or wrote something that is not a worker line.
+        """
+        try:
+            raw = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if raw is None:
+            self.lines.put(None)  # stays ended for a later read
+            raise _WorkerGone("end of output")
+        try:
+            return WorkerLine.from_json(raw)
+        except (KeyError, TypeError, ValueError) as error:
+            raise _WorkerGone(f"not a worker line: {error}") from None
+
+    def death(self) -> str:
+        """Its exit status and the tail of its stderr (it is ended first if still running)."""
+        end_groups([self.process])
+        tail = ""
+        with contextlib.suppress(OSError, ValueError):
+            self.stderr.seek(0)
+            tail = " | ".join(self.stderr.read().decode(errors="replace").strip().splitlines()[-3:])
+        return f"exit {self.process.returncode}: {tail or 'no output'}"
+
+    def end(self) -> None:
+        """Stop it (its match closes its seats), then let go of its files."""
+        end_groups([self.process])
+        for stream in (self.process.stdin, self.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+
+
+_STARTED = [0]
+"""Match processes this Dask worker started (see :func:`started_processes`)."""
+_IDLE: list[MatchProcess] = []
+"""This Dask worker's warm match processes not playing now."""
+_IDLE_LOCK: Final = threading.Lock()
+
+
+def _take_process() -> MatchProcess:
+    """An idle warm match process, or a fresh one; stale ones are ended on the way."""
+    with _IDLE_LOCK:
+        while _IDLE:
+            candidate = _IDLE.pop()
+            if candidate.fresh_enough():
+                return candidate
+            threading.Thread(target=candidate.end, daemon=True).start()
+        _STARTED[0] += 1
+    return MatchProcess()
+
+
+def started_processes() -> int:
+    """How many match processes this Dask worker has started: fewer than its matches, since
+    they are warm (the coordinator's tests ask it with ``client.run``)."""
+    with _IDLE_LOCK:
+        return _STARTED[0]
+
+
+def retire_idle() -> int:
+    """End this Dask worker's idle match processes (a league's coordinator, as it closes, runs
+    this on every worker: nothing of its run stays behind). Each is told that its input ended,
+    so it finishes what it was closing and exits; how many."""
+    with _IDLE_LOCK:
+        idle = list(_IDLE)
+        _IDLE.clear()
+    for process in idle:
+        with contextlib.suppress(OSError, ValueError):
+            if process.process.stdin is not None:
+                process.process.stdin.close()
+        process.stderr.close()
+    return len(idle)
+
+
+def _give_back(process: MatchProcess) -> None:
+    process.last_used = time.monotonic()
+    with _IDLE_LOCK:
+        _IDLE.append(process)
+
+
+def _await_line(
+    process: MatchProcess, match_id: str, closed: bool, event_name: str
+) -> WorkerLine | None:
+    """The match process's line about ``match_id`` (its outcome, or with ``closed`` its closed
+    line); None if the match was stopped because the coordinator asked or nobody wants the
+    result any more (a coordinator killed outright, say): the process is ended then.
+
+    Raises:
+        _WorkerGone: the process ended, or spoke out of turn.
+    """
+    worker = get_worker()
+    key = worker.get_current_task()
+    while True:
+        line = process.line(STOP_POLL_S)
+        if line is None:
+            if _unwanted(worker, key) or _stop_requested(event_name):
+                process.end()
+                return None
+            continue
+        if line.match_id == match_id and line.closed == closed:
+            return line
+        if not line.closed:
+            raise _WorkerGone(f"a line about {line.match_id} while playing {match_id}")
 
 
 def _stop_requested(event_name: str) -> bool:
@@ -159,22 +323,6 @@ def _unwanted(worker: Worker, key: object) -> bool:
         logger.debug("cannot see the state of task %s: %r", key, error)
         return False
     return task is None or task.state in UNWANTED_STATES
-
-
-def _finish(process: subprocess.Popen[bytes], event_name: str) -> bool:
-    """Wait for the match process; True if it was stopped, because the coordinator asked or
-    because nobody wants the result any more (a coordinator killed outright, say)."""
-    worker = get_worker()
-    key = worker.get_current_task()
-    while True:
-        try:
-            process.wait(timeout=STOP_POLL_S)
-            return False
-        except subprocess.TimeoutExpired:
-            pass
-        if _unwanted(worker, key) or _stop_requested(event_name):
-            end_groups([process])
-            return True
 
 
 def end_groups(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -237,7 +385,8 @@ def play_on_worker(job: MatchJob, bundles: list[bytes], stop_event: str) -> Task
     folder = matches / f"{match_slug(job.match_id)}-{secrets.token_hex(4)}"
     folder.mkdir(mode=0o700)
     owner = hold_owner_lock(folder)
-    process: subprocess.Popen[bytes] | None = None
+    process: MatchProcess | None = None
+    reusable = False
     try:
         local = dataclasses.replace(  # the match process hashes the cached code again
             job,
@@ -245,21 +394,31 @@ def play_on_worker(job: MatchJob, bundles: list[bytes], stop_event: str) -> Task
             log=str(folder / "log.jsonl"),
             parent=os.getpid(),
         )
-        (folder / "job.json").write_text(local.to_json())
-        # The sandbox's spawner thread: the parent-death signal comes when this worker process
-        # dies, not when a thread of Dask's pool retires.
-        process = on_spawner_thread(_start, folder)
-        stopped = _finish(process, stop_event)
-        ended = time.monotonic()
-        if process.returncode and not stopped:
+        process = _take_process()
+        outcome: MatchOutcome | WorkerFailure
+        try:
+            process.send(local)
+            line = _await_line(process, job.match_id, False, stop_event)
+            if line is not None and line.outcome is not None:  # its stderr comes with the close
+                closed = _await_line(process, job.match_id, True, stop_event)
+                line = line if closed is not None else None
+        except _WorkerGone as gone:
+            outcome = WorkerFailure(f"{gone}; {process.death()}")
             _sweep(again=True)  # a match process that died hard leaves its jails behind
+            stopped = False
+        else:
+            stopped = line is None
+            if line is None:
+                outcome = WorkerFailure("stopped")
+            elif line.outcome is not None:
+                outcome, reusable = line.outcome, True
+            else:
+                outcome = WorkerFailure(line.failure or "the match process was interrupted")
+                reusable = line.failure is not None
+        ended = time.monotonic()
         log = folder / "log.jsonl"
         return TaskReply(
-            outcome_of(
-                process.returncode,
-                (folder / "stdout").read_bytes(),
-                (folder / "stderr").read_bytes(),
-            ),
+            outcome,
             _packed(log),
             (_packed(stderr_path(log, 0)), _packed(stderr_path(log, 1))),
             stopped,
@@ -268,7 +427,10 @@ def play_on_worker(job: MatchJob, bundles: list[bytes], stop_event: str) -> Task
         )
     finally:
         if process is not None:
-            end_groups([process])
+            if reusable:
+                _give_back(process)
+            else:
+                process.end()
         remove_tree(folder)
         os.close(owner)
 

@@ -1,0 +1,352 @@
+"""Warm workers (issue 19): a league's matches are played by a pool of long-lived worker
+processes, each match with fresh jails and fresh bots; a worker that dies, speaks out of turn or
+has played its quota is replaced; a match's close does not hold its worker."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from referee.control import TimeControl
+from referee.local import play_folders
+from referee.match import MatchConfig
+from referee.rules import Action, GreedyPolicy
+from referee.sandbox import sweep_jails
+from referee.seats import Decision, InProcessSeat
+from tournaments.executors.fake import played
+from tournaments.executors.local import LocalExecutor, WarmWorker
+from tournaments.league import LeagueConfig, create_league
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.registry import Arena, submit
+from tournaments.runner import LeagueRunner
+from tournaments.worker import WorkerLine
+
+ROOT = Path(__file__).resolve().parent.parent
+GREEDY = ROOT / "sample_bots" / "greedy"
+
+# --- the worker's lines ---------------------------------------------------------------------------
+
+
+def a_job(tmp_path: Path, match_id: str = "m~1") -> MatchJob:
+    return MatchJob(
+        match_id,
+        7,
+        (str(GREEDY), str(GREEDY)),
+        ("0" * 64, "0" * 64),
+        LeagueConfig.from_dict({"name": "x", "seed": 1, "bots": ["a@1", "b@1"]}).rules,
+        TimeControl(),
+        LeagueConfig.from_dict({"name": "x", "seed": 1, "bots": ["a@1", "b@1"]}).fault_policy,
+        str(tmp_path / f"{match_id}.jsonl"),
+    )
+
+
+def test_each_kind_of_worker_line_reads_back_as_written(tmp_path: Path) -> None:
+    outcome = played(a_job(tmp_path))
+    for line in (
+        WorkerLine("m~1", outcome=outcome),
+        WorkerLine("m~1", interrupted=True),
+        WorkerLine("m~1", failure="the code changed"),
+        WorkerLine("m~1", closed=True),
+    ):
+        assert WorkerLine.from_json(line.to_json()) == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"match": "m"}',  # says nothing
+        '{"match": "m", "closed": true, "interrupted": true}',  # says two things
+        '{"closed": true}',  # of no match
+        '["m", "closed"]',
+        '{"match": "m", "outcome": {"summary": {"winner": 0}}}',  # not an outcome
+        "noise",
+    ],
+)
+def test_anything_else_is_not_a_worker_line(text: str) -> None:
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        WorkerLine.from_json(text)
+
+
+# --- the pool, with stand-in workers (no bots) ---------------------------------------------------
+
+FAILING_WORKER = """
+import json, os, sys
+for text in sys.stdin:
+    job = json.loads(text)
+    reply = {"match": job["match_id"], "failure": f"scripted {os.getpid()}"}
+    print(json.dumps(reply), flush=True)
+"""
+
+
+READ_ONE = "import sys\nsys.stdin.readline()\n"
+
+
+def stand_in(script: str) -> tuple[str, ...]:
+    return (sys.executable, "-c", script)
+
+
+def play_all(executor: LocalExecutor, jobs: list[MatchJob]) -> list[MatchOutcome | WorkerFailure]:
+    async def main() -> list[MatchOutcome | WorkerFailure]:
+        try:
+            return [await executor.play(job) for job in jobs]
+        finally:
+            await executor.aclose()
+
+    return trio.run(main)
+
+
+def test_one_worker_plays_job_after_job_until_its_quota(tmp_path: Path) -> None:
+    """Five jobs, a quota of two: three workers, the first playing jobs 1 and 2 (one pid)."""
+    executor = LocalExecutor(1, recycle_after=2, command=stand_in(FAILING_WORKER))
+    jobs = [a_job(tmp_path, f"m~{index}") for index in range(5)]
+    replies = play_all(executor, jobs)
+    pids = [str(reply).split()[-1] for reply in replies]
+    assert all(isinstance(reply, WorkerFailure) for reply in replies)
+    assert executor.started == 3
+    assert pids[0] == pids[1] != pids[2] == pids[3] != pids[4]
+    assert not executor.idle
+
+
+@pytest.mark.parametrize(
+    ("script", "says"),
+    [
+        pytest.param(
+            f"{READ_ONE}import json\nprint(json.dumps({{'match': 'other', 'interrupted': True}}),"
+            " flush=True)\nsys.stdin.read()",
+            "a line about other while playing m~",
+            id="another-match",
+        ),
+        pytest.param(
+            f'{READ_ONE}print("garbage", flush=True)\nsys.stdin.read()',
+            "not a worker line",
+            id="garbage",
+        ),
+        pytest.param(
+            f"{READ_ONE}sys.stderr.write('boom\\n')\nsys.exit(3)",
+            "its output ended; exit 3: boom",
+            id="dies",
+        ),
+    ],
+)
+def test_a_worker_that_breaks_its_protocol_is_ended_and_replaced(
+    tmp_path: Path, script: str, says: str
+) -> None:
+    executor = LocalExecutor(1, command=stand_in(script))
+    replies = play_all(executor, [a_job(tmp_path, "m~1"), a_job(tmp_path, "m~2")])
+    assert all(isinstance(reply, WorkerFailure) and says in str(reply) for reply in replies)
+    assert executor.started == 2  # never handed a second job
+
+
+def test_a_cancelled_match_ends_its_worker(tmp_path: Path) -> None:
+    """Cancelling a play (Ctrl-C, a stopped league) stops the worker's process group."""
+    script = "import sys\nsys.stdin.readline()\nimport time\ntime.sleep(60)"
+    executor = LocalExecutor(1, command=stand_in(script))
+    seen: list[WarmWorker] = []
+
+    async def main() -> None:
+        with trio.move_on_after(1.0):
+            await executor.play(a_job(tmp_path))
+        seen.extend(executor.idle)
+
+    trio.run(main)
+    assert not seen  # not put back
+    assert executor.started == 1
+
+
+# --- real workers, real bots ---------------------------------------------------------------------
+
+COUNTING_BOT = """
+import os, sys, time
+from protocol.sdk import Bot
+from referee.rules import GreedyPolicy
+
+class Counting(Bot):
+    name = "counting"
+    version = "1"
+
+    def __init__(self):
+        self.policy = GreedyPolicy(knock_at=10)
+        self.series = 0
+
+    def on_series_start(self, info):
+        self.series += 1
+        sys.stderr.write(f"series {self.series} of this process\\n")
+
+    def decide(self, view, legal):
+        return self.policy(view, legal)
+
+if __name__ == "__main__":
+    sys.exit(Counting().run())
+"""
+
+
+def counting_league(home: Path, series: int) -> tuple[Arena, LeagueConfig]:
+    arena = Arena(home)
+    store = arena.open_store()
+    folder = home / "src" / "counting"
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(COUNTING_BOT)
+    (folder / "bot.toml").write_text(
+        'name = "counting"\nversion = "1"\ncommand = ["python", "bot.py"]\n'
+    )
+    idents = [trio.run(submit, arena, store, path, None).ident for path in (folder, GREEDY)]
+    config = LeagueConfig.from_dict(
+        {"name": "warm", "seed": 3, "bots": idents, "series_per_pairing": series}
+    )
+    create_league(store, config)
+    return arena, config
+
+
+@pytest.mark.slow
+def test_a_league_plays_in_one_warm_worker_with_fresh_bots_every_match(tmp_path: Path) -> None:
+    arena, config = counting_league(tmp_path / "home", series=4)
+    store = arena.open_store()
+    executor = LocalExecutor(1)
+    progress = trio.run(LeagueRunner(arena, store, config, 1, executor=executor).run)
+    assert progress.done == 4
+    assert not [fault for fault in progress.faults if not fault.startswith("swept")]
+    assert executor.started == 1  # one worker played all four
+    logs = sorted(arena.logs_dir("warm").glob("*.stderr"))
+    said = [path.read_text() for path in logs if "series" in path.read_text()]
+    assert len(said) == 4  # the counting bot's stderr of every match, kept by the worker
+    assert all(text.strip() == "series 1 of this process" for text in said)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_match_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arena, config = counting_league(tmp_path / "home", series=2)
+    store = arena.open_store()
+    runner = LeagueRunner(arena, store, config, 1)
+    matches = store.matches("warm")
+    jobs = [
+        dataclasses.replace(runner._job(match, tmp_path / f"{index}.jsonl"), parent=os.getpid())
+        for index, match in enumerate(matches)
+    ]
+    executor = LocalExecutor(1)
+
+    async def main() -> list[MatchOutcome | WorkerFailure]:
+        replies: list[MatchOutcome | WorkerFailure] = []
+
+        async def kill_when_playing() -> None:
+            while not Path(jobs[0].log).exists():
+                await trio.sleep(0.01)
+            (worker,) = executor_workers
+            os.killpg(worker.process.pid, signal.SIGKILL)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(kill_when_playing)
+            replies.append(await executor.play(jobs[0]))
+        replies.append(await executor.play(jobs[1]))
+        await executor.aclose()
+        return replies
+
+    executor_workers: list[WarmWorker] = []
+    original = WarmWorker.start
+
+    async def tracked(command: tuple[str, ...]) -> WarmWorker:
+        worker = await original(command)
+        executor_workers.append(worker)
+        return worker
+
+    monkeypatch.setattr(WarmWorker, "start", tracked)
+    first, second = trio.run(main)
+    assert isinstance(first, WorkerFailure)
+    assert "its output ended; exit -9" in str(first)
+    assert isinstance(second, MatchOutcome)
+    assert executor.started == 2
+    assert sweep_jails().jails  # the killed worker's jails, left for the runner's sweep
+
+
+# --- the close of a match runs while the next one starts ------------------------------------------
+
+
+class SlowToClose(InProcessSeat):
+    """A seat whose close takes a while (a bot that ignores its goodbye, say); ``stuck``: one
+    that never answers a decision either."""
+
+    def __init__(self, events: list[str], *, stuck: bool = False) -> None:
+        super().__init__(GreedyPolicy(knock_at=10), "slow-to-close")
+        self.said = events
+        self.stuck = stuck
+
+    async def decide(self, decision: Decision) -> Action:
+        if self.stuck:
+            await trio.sleep_forever()
+        return await super().decide(decision)
+
+    async def close(self, detail: str) -> None:
+        await trio.sleep(0.5)
+        await super().close(detail)
+        self.said.append("seat closed")
+
+
+def test_a_finished_match_returns_before_its_seats_close(tmp_path: Path) -> None:
+    """With a closing nursery, play_folders returns once the log is complete; the seats close
+    in the nursery, and on_closed comes after both."""
+    events: list[str] = []
+    seats = (SlowToClose(events), SlowToClose(events))
+    log = tmp_path / "m.jsonl"
+
+    async def main() -> None:
+        async with trio.open_nursery() as closing:
+            result = await play_folders(
+                seats,
+                MatchConfig("m", 5),
+                log,
+                closing=closing,
+                on_closed=lambda: events.append("on_closed"),
+            )
+            events.append("returned")
+            records = [json.loads(line) for line in log.read_text().splitlines()]
+            assert records[-1]["type"] == "result"  # the log is whole, and closed
+            assert result.end is not None
+
+    started = time.monotonic()
+    trio.run(main)
+    assert events == ["returned", "seat closed", "seat closed", "on_closed"]
+    assert time.monotonic() - started >= 0.5
+
+
+def test_without_a_closing_nursery_the_seats_close_first(tmp_path: Path) -> None:
+    events: list[str] = []
+    seats = (SlowToClose(events), SlowToClose(events))
+
+    async def main() -> None:
+        await play_folders(
+            seats,
+            MatchConfig("m", 5),
+            tmp_path / "m.jsonl",
+            on_closed=lambda: events.append("on_closed"),
+        )
+        events.append("returned")
+
+    trio.run(main)
+    assert events == ["seat closed", "seat closed", "on_closed", "returned"]
+
+
+def test_a_cancelled_match_closes_its_seats_at_once_even_with_a_nursery(tmp_path: Path) -> None:
+    """A match stopped midway is closed before the cancellation goes on (its bots never
+    outlive a stop), not handed to the closing nursery."""
+    events: list[str] = []
+    seats = (SlowToClose(events, stuck=True), SlowToClose(events, stuck=True))
+
+    async def main() -> None:
+        async with trio.open_nursery() as closing:
+            with trio.move_on_after(0.2):
+                await play_folders(
+                    seats, MatchConfig("m", 5), tmp_path / "m.jsonl", closing=closing
+                )
+            events.append("stopped")
+
+    trio.run(main)
+    assert events == ["seat closed", "seat closed", "stopped"]

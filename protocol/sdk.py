@@ -18,11 +18,9 @@ bot exits with status 1: the SDK never hides a bug behind a default action.
 from __future__ import annotations
 
 import os
-import queue
 import random
 import sys
-import tomllib
-import traceback
+from _queue import SimpleQueue  # what queue.SimpleQueue is, without importing queue
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +32,10 @@ from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
 from protocol.convert import (
     PROTOCOL_VERSION,
-    action_from_pb,
+    RequestDecoder,
     action_to_pb,
     hand_ended_from_pb,
-    observation_from_pb,
     params_from_pb,
-    public_event_from_pb,
     score_from_pb,
 )
 from referee.rules import Action, HandOutcome, Observation, PublicEvent, RuleParams
@@ -97,6 +93,8 @@ class SeriesSummary:
 def manifest_identity(folder: Path) -> tuple[str, str] | None:
     """The name and version in the ``bot.toml`` of ``folder`` or of a folder above it (a bot whose
     script sits in a subfolder), if one is there and readable."""
+    import tomllib  # noqa: PLC0415 - only here: a bot reads bot.toml once, at start
+
     for candidate in (folder, *folder.parents):
         try:
             with (candidate / MANIFEST_FILE).open("rb") as handle:
@@ -216,7 +214,8 @@ class Session:
     def __init__(self, bot: Bot, token: str) -> None:
         self.bot = bot
         self.token = token
-        self.outbox: queue.SimpleQueue[pb.BotMessage | object] = queue.SimpleQueue()
+        self.outbox: SimpleQueue[pb.BotMessage | object] = SimpleQueue()
+        self.decoder = RequestDecoder()
         self.info: SeriesInfo | None = None
         self.finished = False
 
@@ -307,15 +306,14 @@ class Session:
         info = self.info
         for event in request.events:  # held back by the referee: as if each had come alone
             self._event(event)
-        view = observation_from_pb(request.observation, request.kind, info.seat, info.params)
-        legal = [action_from_pb(action) for action in request.legal_actions]
+        view, legal = self.decoder.decode(request, info.seat, info.params)
         action = self._call("decide", request.request_id, self.bot.decide, view, legal)
         self.outbox.put(pb.BotMessage(action=action_to_pb(action, request.request_id)))
 
     def _event(self, event: pb.Event) -> None:
         kind = event.WhichOneof("kind")
         if kind == "opponent_action":
-            public = public_event_from_pb(event.opponent_action)
+            public = self.decoder.public_event(event.opponent_action)
             self._call("on_opponent_action", 0, self.bot.on_opponent_action, public)
         elif kind == "hand_ended":
             ended = event.hand_ended
@@ -346,6 +344,8 @@ class Session:
         try:
             return function(*args, **kwargs)
         except Exception:
+            import traceback  # noqa: PLC0415 - only on the way out
+
             where = f" on request {request_id}" if request_id else ""
             _report(f"error in the bot's {what}(){where}:\n{traceback.format_exc()}")
             raise _BotCodeError from None

@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,7 @@ async def play_folders(
     *,
     closing: trio.Nursery | None = None,
     on_closed: Callable[[], None] | None = None,
+    gate: AbstractAsyncContextManager[Any] | None = None,
 ) -> MatchResult:
     """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``;
     each bot's stderr is kept beside the log once its seat is closed (:func:`keep_stderr`).
@@ -92,14 +94,15 @@ async def play_folders(
     With ``closing``, a match that ended normally returns as soon as its log is complete and
     closed, and its seats close in that nursery (a worker's next match starts meanwhile);
     ``on_closed`` is called once they are closed and their stderr is kept, whether or not the
-    close was deferred.
+    close was deferred. ``gate``: the series begins inside it, once both bots are up (see
+    :func:`referee.match.play_match`).
     """
     log: LogWriter = MatchLog(log_path) if log_path is not None else NullLog()
     handed: list[Callable[[], Awaitable[None]]] = []
     try:
         shown = WatchedLog(log, watcher) if watcher is not None else log
         later = handed.append if closing is not None else None
-        return await play_match(seats, config, shown, close_later=later)
+        return await play_match(seats, config, shown, close_later=later, gate=gate)
     finally:
         log.close()
         if handed and closing is not None:

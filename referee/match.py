@@ -9,9 +9,11 @@ own and the decision goes on. Every step goes to the match log as it happens.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,20 +209,24 @@ class Match:
         self._noticed_fault = self._noticed
         """``Decision.noticed``, bound once rather than on each decision's path."""
 
-    async def run(self, close_later: CloseLater | None = None) -> MatchResult:
-        """Connect, play the series to its end (or a forfeit), close both seats: at once, or,
-        when the series ended normally and ``close_later`` is given, by handing it the close."""
+    async def run(
+        self, close_later: CloseLater | None = None, gate: AsyncContextManager[Any] | None = None
+    ) -> MatchResult:
+        """Connect, then (inside ``gate``, if given) play the series to its end (or a forfeit);
+        close both seats: at once, or, when the series ended normally and ``close_later`` is
+        given, by handing it the close."""
         ended = False
         try:
             await self._connect_all()
-            self._log_header()
-            for fault in self.startup_faults:
-                self._record(fault)
-            if not self.forfeited:
-                await self._welcome_all()
-                await self._play()
-            result = self._result()
-            self._finish(result)
+            async with gate or contextlib.nullcontext():
+                self._log_header()
+                for fault in self.startup_faults:
+                    self._record(fault)
+                if not self.forfeited:
+                    await self._welcome_all()
+                    await self._play()
+                result = self._result()
+                self._finish(result)
             ended = True
             return result
         finally:
@@ -612,12 +618,15 @@ async def play_match(
     log: LogWriter | None = None,
     *,
     close_later: CloseLater | None = None,
+    gate: AsyncContextManager[Any] | None = None,
 ) -> MatchResult:
     """Play one series between two seats under ``config``; returns the result once every record
     is written. The seats are closed before it returns, unless ``close_later`` is given: then a
     series that ended normally hands it the close (a coroutine function) to run when it likes,
-    and returns at once (a worker starts its next match meanwhile).
+    and returns at once (a worker starts its next match meanwhile). With ``gate`` (a lock, say)
+    the bots start and say hello at once, but the series begins only inside the gate: a worker
+    starts its next match's bots while the current match plays.
 
     Never raises for a bot's misbehaviour: that is a fault in the result.
     """
-    return await Match(seats, config, log or NullLog()).run(close_later)
+    return await Match(seats, config, log or NullLog()).run(close_later, gate)

@@ -5,6 +5,7 @@ has played its quota is replaced; a match's close does not hold its worker."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import signal
@@ -105,14 +106,14 @@ def play_all(executor: LocalExecutor, jobs: list[MatchJob]) -> list[MatchOutcome
 
 def test_one_worker_plays_job_after_job_until_its_quota(tmp_path: Path) -> None:
     """Five jobs, a quota of two: three workers, the first playing jobs 1 and 2 (one pid)."""
-    executor = LocalExecutor(1, recycle_after=2, command=stand_in(FAILING_WORKER))
+    executor = LocalExecutor(1, recycle_after=2, command=stand_in(FAILING_WORKER), prefetch=False)
     jobs = [a_job(tmp_path, f"m~{index}") for index in range(5)]
     replies = play_all(executor, jobs)
     pids = [str(reply).split()[-1] for reply in replies]
     assert all(isinstance(reply, WorkerFailure) for reply in replies)
     assert executor.started == 3
     assert pids[0] == pids[1] != pids[2] == pids[3] != pids[4]
-    assert not executor.idle
+    assert not executor.workers
 
 
 @pytest.mark.parametrize(
@@ -154,7 +155,7 @@ def test_a_cancelled_match_ends_its_worker(tmp_path: Path) -> None:
     async def main() -> None:
         with trio.move_on_after(1.0):
             await executor.play(a_job(tmp_path))
-        seen.extend(executor.idle)
+        seen.extend(executor.workers)
 
     trio.run(main)
     assert not seen  # not put back
@@ -179,11 +180,16 @@ class Counting(Bot):
     def on_series_start(self, info):
         self.series += 1
         sys.stderr.write(f"series {self.series} of this process\\n")
+        sys.stderr.write(f"began {time.time()}\\n")
+
+    def on_series_end(self, summary):
+        sys.stderr.write(f"ended {time.time()}\\n")
 
     def decide(self, view, legal):
         return self.policy(view, legal)
 
 if __name__ == "__main__":
+    sys.stderr.write(f"started {time.time()}\\n")
     sys.exit(Counting().run())
 """
 
@@ -217,7 +223,35 @@ def test_a_league_plays_in_one_warm_worker_with_fresh_bots_every_match(tmp_path:
     logs = sorted(arena.logs_dir("warm").glob("*.stderr"))
     said = [path.read_text() for path in logs if "series" in path.read_text()]
     assert len(said) == 4  # the counting bot's stderr of every match, kept by the worker
-    assert all(text.strip() == "series 1 of this process" for text in said)
+    assert all(text.splitlines()[1] == "series 1 of this process" for text in said)
+
+
+def times(text: str) -> dict[str, float]:
+    """The counting bot's stderr: when its process started, its series began and ended."""
+    words = [line.split() for line in text.splitlines()]
+    return {said[0]: float(said[1]) for said in words if said[0] in {"started", "began", "ended"}}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_a_worker_starts_its_next_bots_while_a_match_plays_one_series_at_a_time(
+    tmp_path: Path, prefetch: bool
+) -> None:
+    arena, config = counting_league(tmp_path / "home", series=6)
+    store = arena.open_store()
+    executor = LocalExecutor(1, prefetch=prefetch)
+    progress = trio.run(LeagueRunner(arena, store, config, 1, executor=executor).run)
+    assert progress.done == 6
+    assert executor.started == 1
+    stderr = [path.read_text() for path in arena.logs_dir("warm").glob("*.stderr")]
+    matches = sorted((times(text) for text in stderr if "series" in text), key=lambda t: t["began"])
+    assert len(matches) == 6
+    for before, after in itertools.pairwise(matches):
+        # One series at a time in a worker (a bot hears of its series' end a moment after the
+        # referee has ended it: hence the slack; two series at once would overlap by far more).
+        assert after["began"] >= before["ended"] - 0.05
+    early = [a["started"] < b["ended"] for b, a in itertools.pairwise(matches)]
+    assert any(early) if prefetch else not any(early)
 
 
 @pytest.mark.slow
@@ -238,7 +272,8 @@ def test_a_worker_killed_mid_match_is_replaced(
         replies: list[MatchOutcome | WorkerFailure] = []
 
         async def kill_when_playing() -> None:
-            while not Path(jobs[0].log).exists():
+            log = Path(jobs[0].log)
+            while not log.exists() or not log.stat().st_size:  # the header: bots are up
                 await trio.sleep(0.01)
             (worker,) = executor_workers
             os.killpg(worker.process.pid, signal.SIGKILL)

@@ -5,7 +5,9 @@ line) on stdin and writes :class:`WorkerLine` s on stdout: for each job its outc
 there is none) as soon as the match's log is complete, then, once its bots are torn down and
 their stderr kept, that it is closed. Every match gets a fresh sandbox jail and fresh bot
 processes: only the referee's own imports are kept warm. The close of a match runs while the
-next one starts, so it does not hold the worker.
+next one starts, so it does not hold the worker. A job sent while a match plays has its bots
+started at once, and its series begins when the one before it has ended (one series at a time,
+in the order sent): so the next bots start while the current match finishes.
 
 It ends at the end of its stdin (after the closes in progress), after ``--idle-exit`` seconds
 without a job, and when its runner goes away (even after a ``kill -9``); on SIGTERM it stops the
@@ -17,12 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,11 +115,14 @@ def reason(result: MatchResult) -> str:
 
 
 class Worker:
-    """Plays jobs one after another; the closes of finished matches run in ``closing``."""
+    """Plays jobs, their series one after another; the closes of finished matches run in
+    ``closing``."""
 
     def __init__(self, closing: trio.Nursery) -> None:
         self.closing = closing
         self.sandboxes: dict[tuple[SandboxLimits, bool], Sandbox] = {}
+        self.table = trio.Lock()
+        """Held by the match playing its series: one at a time (a lock is fair: in turn)."""
 
     def sandbox(self, job: MatchJob) -> Sandbox:
         """The sandbox for the job's limits (made once per kind of job)."""
@@ -162,7 +168,12 @@ class Worker:
             write_line(WorkerLine(job.match_id, closed=True))
 
         result = await play_folders(
-            (seats[0], seats[1]), config, log_path, closing=self.closing, on_closed=closed
+            (seats[0], seats[1]),
+            config,
+            log_path,
+            closing=self.closing,
+            on_closed=closed,
+            gate=self.table,
         )
         return WorkerLine(
             job.match_id, MatchOutcome(MatchSummary.of(result, log_path), reason(result))
@@ -175,8 +186,8 @@ def write_line(line: WorkerLine) -> None:
     sys.stdout.flush()
 
 
-async def job_lines(idle_exit_s: float | None) -> AsyncIterator[bytes]:
-    """The lines of stdin, until its end or ``idle_exit_s`` without one.
+async def job_lines(idle_exit_s: float | None, busy: Callable[[], bool]) -> AsyncIterator[bytes]:
+    """The lines of stdin, until its end or ``idle_exit_s`` without a line while not ``busy``.
 
     Raises:
         ValueError: a line longer than :data:`MAX_JOB_LINE`.
@@ -188,10 +199,14 @@ async def job_lines(idle_exit_s: float | None) -> AsyncIterator[bytes]:
             while (end := buffer.find(b"\n")) < 0:
                 if len(buffer) > MAX_JOB_LINE:
                     raise ValueError(f"a job line of over {MAX_JOB_LINE} bytes")
-                with trio.move_on_after(idle_exit_s if idle_exit_s else float("inf")) as idle:
+                with trio.move_on_after(idle_exit_s or math.inf) as idle:
                     chunk = await stream.receive_some(65536)
-                if idle.cancelled_caught or not chunk:
-                    if buffer.strip() and not idle.cancelled_caught:
+                if idle.cancelled_caught:
+                    if busy():
+                        continue
+                    return
+                if not chunk:
+                    if buffer.strip():
                         yield bytes(buffer)  # a last line without its newline
                     return
                 buffer += chunk
@@ -201,8 +216,8 @@ async def job_lines(idle_exit_s: float | None) -> AsyncIterator[bytes]:
 
 
 async def serve(idle_exit_s: float | None) -> None:
-    """Play each job read on stdin, until its end; SIGTERM or SIGINT stops the match in progress
-    (its seats are still closed) and ends the worker."""
+    """Play each job read on stdin, until its end; SIGTERM or SIGINT stops the matches in
+    progress (their seats are still closed) and ends the worker."""
     with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async with trio.open_nursery() as closing:
             worker = Worker(closing)
@@ -222,17 +237,23 @@ async def serve(idle_exit_s: float | None) -> None:
 
 
 async def play_lines(worker: Worker, idle_exit_s: float | None, stop: trio.CancelScope) -> None:
-    """The loop of :func:`serve`: a line out for every job in."""
-    async for text in job_lines(idle_exit_s):
-        job = MatchJob.from_json(text.decode())
-        try:
-            line = await worker.play(job)
-        except BotCodeMismatchError as error:
-            line = WorkerLine(job.match_id, failure=str(error))
-        finally:
-            if stop.cancel_called:
-                write_line(WorkerLine(job.match_id, interrupted=True))
-        write_line(line)
+    """The loop of :func:`serve`: each job is played as it comes (its bots start at once, its
+    series once the match before it has ended), and a line goes out for every job in."""
+    async with trio.open_nursery() as jobs:
+        async for text in job_lines(idle_exit_s, lambda: bool(jobs.child_tasks)):
+            jobs.start_soon(play_one, worker, MatchJob.from_json(text.decode()), stop)
+
+
+async def play_one(worker: Worker, job: MatchJob, stop: trio.CancelScope) -> None:
+    """Play one job and write its line."""
+    try:
+        line = await worker.play(job)
+    except BotCodeMismatchError as error:
+        line = WorkerLine(job.match_id, failure=str(error))
+    finally:
+        if stop.cancel_called:
+            write_line(WorkerLine(job.match_id, interrupted=True))
+    write_line(line)
 
 
 def watch_parent(parent: int) -> None:

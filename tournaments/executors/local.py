@@ -1,12 +1,12 @@
 """The local executor: warm worker processes (``python -m tournaments.worker``) on this machine.
 
-A pool of at most ``slots`` long-lived workers plays match after match, so no match pays for
-starting Python and importing the referee; each match still gets fresh jails and fresh bots.
-A worker gets a job only once its previous match has reported (its close may still be running:
-it overlaps the next match's start). A worker that dies, says something that is not its
-match's line, or is cancelled mid-match is ended and replaced by a fresh one on the next job;
-one that has played :data:`RECYCLE_AFTER` matches retires, so nothing a long league leaks
-accumulates.
+A pool of ``slots`` long-lived workers plays match after match, so no match pays for starting
+Python and importing the referee; each match still gets fresh jails and fresh bots. A match's
+close runs in its worker while the next match starts, and where CPUs allow a worker holds its
+next match too, whose bots start while the current one plays (see :class:`LocalExecutor`).
+A worker that dies, says something that is not its match's line, or is cancelled mid-match is
+ended and replaced by a fresh one on the next job; one that has played :data:`RECYCLE_AFTER`
+matches retires, so nothing a long league leaks accumulates.
 """
 
 from __future__ import annotations
@@ -56,7 +56,15 @@ class WarmWorker:
         self.stderr = stderr
         self.buffer = bytearray()
         self.played = 0
+        """Jobs sent to it so far."""
         self.broken = False
+        self.in_flight: set[str] = set()
+        """The matches sent and not yet reported (two when the next one's bots start early)."""
+        self.replies: dict[str, WorkerLine] = {}
+        self.sending = trio.Lock()
+        self.reading = trio.Lock()
+        self.gone: str | None = None
+        """Why it broke, once it has (told to every match it had in flight)."""
 
     @classmethod
     async def start(cls, command: Sequence[str] = WORKER_COMMAND) -> WarmWorker:
@@ -83,29 +91,41 @@ class WarmWorker:
         """
         assert self.process.stdin is not None
         self.played += 1
+        self.in_flight.add(job.match_id)
         try:
-            await self.process.stdin.send_all(job.to_json().encode() + b"\n")
-            while True:
-                line = await self._line()
-                if line.match_id == job.match_id and not line.closed:
-                    break
-                if not line.closed:  # a closed line of an earlier match is expected
-                    raise WorkerGone(f"a line about {line.match_id} while playing {job.match_id}")
+            async with self.sending:
+                await self.process.stdin.send_all(job.to_json().encode() + b"\n")
+            line = await self._reply(job.match_id)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
-            self.broken = True
-            raise WorkerGone(await self._death(WorkerGone(f"its input closed: {error}"))) from None
+            raise WorkerGone(await self._death(WorkerGone(f"its pipes closed: {error}"))) from None
         except WorkerGone as gone:
-            self.broken = True
             raise WorkerGone(await self._death(gone)) from None
         except BaseException:
             self.broken = True
             raise
+        finally:
+            self.in_flight.discard(job.match_id)
         if line.outcome is not None:
             return line.outcome
         if line.failure is not None:
             return WorkerFailure(line.failure)
         self.broken = True  # interrupted: it was told to stop, and is ending
         return WorkerFailure("the worker was interrupted")
+
+    async def _reply(self, match_id: str) -> WorkerLine:
+        """The line about ``match_id``: one reader at a time; a line about the other match in
+        flight is kept for it, a closed line (of an earlier match) passed over."""
+        while match_id not in self.replies:
+            async with self.reading:
+                if match_id in self.replies:
+                    break
+                line = await self._line()
+                if line.closed:
+                    continue
+                if line.match_id not in self.in_flight:
+                    raise WorkerGone(f"a line about {line.match_id} while playing {match_id}")
+                self.replies[line.match_id] = line
+        return self.replies.pop(match_id)
 
     async def _line(self) -> WorkerLine:
         assert self.process.stdout is not None
@@ -125,11 +145,15 @@ class WarmWorker:
     async def _death(self, gone: WorkerGone) -> str:
         """What a broken worker says of itself: its exit status and the tail of its stderr. One
         whose output ended is exiting: it gets a moment; one that spoke out of turn is ended."""
-        if gone.ended:
-            with trio.move_on_after(DEATH_WAIT_S):
-                await self.process.wait()
-        await self.stop()
-        return f"{gone}; exit {self.process.returncode}: {self.stderr_tail() or 'no output'}"
+        self.broken = True
+        if self.gone is None:
+            if gone.ended:
+                with trio.move_on_after(DEATH_WAIT_S):
+                    await self.process.wait()
+            await self.stop()
+            tail = self.stderr_tail() or "no output"
+            self.gone = f"{gone}; exit {self.process.returncode}: {tail}"
+        return self.gone
 
     def stderr_tail(self) -> str:
         """The last lines of the worker's stderr, joined."""
@@ -180,7 +204,12 @@ class WarmWorker:
 
 
 class LocalExecutor:
-    """Matches in a pool of warm ``python -m tournaments.worker`` processes on this machine."""
+    """Matches in a pool of warm ``python -m tournaments.worker`` processes on this machine.
+
+    ``prefetch`` (by default: when there are more CPUs than workers) lets each worker hold a
+    second match whose bots start while its current match plays: the runner is offered twice
+    as many slots as there are workers, and the series still play one per worker at a time.
+    """
 
     def __init__(
         self,
@@ -188,46 +217,64 @@ class LocalExecutor:
         *,
         recycle_after: int = RECYCLE_AFTER,
         command: Sequence[str] = WORKER_COMMAND,
+        prefetch: bool | None = None,
     ) -> None:
-        """``command`` starts a worker (another program speaking its protocol, in tests)."""
-        self.slots = slots
+        """``slots`` workers; ``command`` starts one (another program speaking its protocol,
+        in tests)."""
+        self.prefetch = slots < usable_cpus() if prefetch is None else prefetch
+        self.size = slots
+        self.slots = slots * (2 if self.prefetch else 1)
+        """Matches at once: with ``prefetch``, each worker's second one only starts its bots
+        until the first has ended."""
         self.recycle_after = recycle_after
         self.command = tuple(command)
-        self.idle: list[WarmWorker] = []
-        self.retiring: set[WarmWorker] = set()
+        self.workers: list[WarmWorker] = []
+        """The live workers, busy or idle."""
+        self.picking = trio.Lock()
         self.started = 0
         """Worker processes started so far."""
 
     async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        """Play the job in an idle worker (a fresh one if none is idle)."""
-        worker = self.idle.pop() if self.idle else await self._fresh()
+        """Play the job in an idle worker, a fresh one while there are fewer than the slots,
+        or (with ``prefetch``) beside a worker's current match."""
+        async with self.picking:  # one at a time: a worker being started counts
+            worker = self._pick() or await self._fresh()
         try:
             outcome = await worker.play(job)
         except WorkerGone as gone:
             return WorkerFailure(str(gone))
         finally:
             if worker.broken:
+                self._forget(worker)
                 await worker.stop()
                 worker.release()
-            elif worker.played >= self.recycle_after:
-                await self._retire(worker)
-            else:
-                self.idle.append(worker)
+            elif worker.played >= self.recycle_after and not worker.in_flight:
+                self._forget(worker)
+                await worker.retire()
         return outcome
+
+    def _pick(self) -> WarmWorker | None:
+        usable = [w for w in self.workers if not w.broken and w.played < self.recycle_after]
+        idle = [worker for worker in usable if not worker.in_flight]
+        if idle:
+            return idle[0]
+        if len(self.workers) < self.size or not self.prefetch:
+            return None
+        holding_one = [worker for worker in usable if len(worker.in_flight) == 1]
+        return holding_one[0] if holding_one else None
 
     async def _fresh(self) -> WarmWorker:
         self.started += 1
-        return await WarmWorker.start(self.command)
+        worker = await WarmWorker.start(self.command)
+        self.workers.append(worker)
+        return worker
 
-    async def _retire(self, worker: WarmWorker) -> None:
-        self.retiring.add(worker)
-        try:
-            await worker.retire()
-        finally:
-            self.retiring.discard(worker)
+    def _forget(self, worker: WarmWorker) -> None:
+        if worker in self.workers:
+            self.workers.remove(worker)
 
     async def capacity(self) -> int:
-        """As many as asked for."""
+        """As many as :attr:`slots`."""
         return self.slots
 
     async def sweep(self) -> int:
@@ -235,8 +282,16 @@ class LocalExecutor:
         return await sweep_here()
 
     async def aclose(self) -> None:
-        """Retire every idle worker (each finishes the close of its last match)."""
-        idle, self.idle = self.idle, []
+        """Retire every worker (each finishes the close of its last match)."""
+        workers, self.workers = self.workers, []
         async with trio.open_nursery() as nursery:
-            for worker in idle:
+            for worker in workers:
                 nursery.start_soon(worker.retire)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Final, TypeAlias
 
+from referee.rules import _tables
+
 RANKS: Final = "A23456789TJQK"
 SUITS: Final = "cdhs"
 LANE: Final = 13
@@ -86,10 +88,8 @@ CARDS: Final = tuple(Card(n) for n in range(52))
 CARD_VALUES: Final = tuple(card.value for card in CARDS)
 """The deadwood value of each card number, for code that works on masks."""
 
-# Deadwood value of every 13-bit lane: the sum over its set bits. Indexed by lane mask.
-LANE_VALUE: Final = tuple(
-    sum(RANK_VALUES[rank] for rank in range(LANE) if lane >> rank & 1) for lane in range(1 << LANE)
-)
+LANE_VALUE: Final = tuple(_tables.LANE_VALUE)
+"""Deadwood value of every 13-bit lane (the sum over its set bits), indexed by lane mask."""
 
 
 def lanes(mask: int) -> tuple[int, int, int, int]:

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
+import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
+from referee.rules import _tables
 from referee.rules.cards import (
     CARDS,
     LANE,
@@ -111,46 +114,13 @@ MELDS_BY_MASK: Final = _build_melds()
 """Every legal meld (65 sets and 264 runs), by mask."""
 
 
-def _build_lane_runs() -> tuple[list[int], list[int]]:
-    """Runs-only minimum deadwood of every 13-bit lane, and the choice that reaches it.
-
-    The lowest card of a lane is either deadwood or the bottom of a run; a lane minus some bits
-    is a smaller number, so one pass in increasing order fills the table. ``choice[lane]`` is 0
-    when the lowest card is deadwood, else the length of the run it starts.
-    """
-    best = [0] * (1 << LANE)
-    choice = [0] * (1 << LANE)
-    for lane in range(1, 1 << LANE):
-        low = lane & -lane
-        rank = low.bit_length() - 1
-        top = best[lane ^ low] + RANK_VALUES[rank]
-        pick = 0
-        length, run = 1, low
-        while rank + length < LANE and lane >> (rank + length) & 1:
-            run |= 1 << (rank + length)
-            length += 1
-            if length >= 3 and best[lane ^ run] < top:
-                top, pick = best[lane ^ run], length
-        best[lane], choice[lane] = top, pick
-    return best, choice
+LANE_RUN_DEADWOOD = list(_tables.LANE_RUN_DEADWOOD)
+"""Runs-only minimum deadwood of every 13-bit lane (shipped precomputed, see ``_tablegen``)."""
 
 
-LANE_RUN_DEADWOOD, _LANE_RUN_CHOICE = _build_lane_runs()
-
-
-def _lane_runs(lane: int, suit: int) -> list[int]:
-    """The run masks of the tabled best split of one lane (cards placed in ``suit``)."""
-    runs = []
-    while lane:
-        low = lane & -lane
-        length = _LANE_RUN_CHOICE[lane]
-        if length:
-            run = ((1 << length) - 1) * low
-            runs.append(run << (suit * LANE))
-            lane ^= run
-        else:
-            lane ^= low
-    return runs
+def _u16_table(data: bytes) -> tuple[int, ...]:
+    """A table of two-byte little-endian entries as a tuple of ints."""
+    return struct.unpack(f"<{len(data) // 2}H", data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,18 +130,20 @@ def _lane_runs(lane: int, suit: int) -> list[int]:
 
 
 def _build_set_choices() -> tuple[tuple[tuple[int, ...], ...], ...]:
-    table = []
-    for rank in range(LANE):
-        per_pattern = []
-        for pattern in range(16):
-            held = [suit for suit in range(4) if pattern >> suit & 1]
-            choices = [0]
-            for size in (4, 3) if len(held) == 4 else (3,) if len(held) == 3 else ():
-                for group in itertools.combinations(held, size):
-                    choices.append(sum(1 << (suit * LANE + rank) for suit in group))
-            per_pattern.append(tuple(choices))
-        table.append(tuple(per_pattern))
-    return tuple(table)
+    # A choice for one rank is that rank's bit in each chosen suit: the same suit groups for
+    # every rank, shifted. Listed once for rank 0 (one list per suit pattern), then shifted.
+    per_pattern = []
+    for pattern in range(16):
+        held = [suit for suit in range(4) if pattern >> suit & 1]
+        choices = [0]
+        for size in (4, 3) if len(held) == 4 else (3,) if len(held) == 3 else ():
+            for group in itertools.combinations(held, size):
+                choices.append(sum(1 << (suit * LANE) for suit in group))
+        per_pattern.append(choices)
+    return tuple(
+        tuple([tuple([choice << rank for choice in choices]) for choices in per_pattern])
+        for rank in range(LANE)
+    )
 
 
 _SET_CHOICES: Final = _build_set_choices()
@@ -323,11 +295,21 @@ _RANK_MASKS: Final = tuple(
 )
 
 # For each suit and lane: the tabled best runs as Meld objects, and the lane bits they cover.
-_LANE_RUN_MELDS: Final = tuple(
-    tuple(tuple(MELDS_BY_MASK[run] for run in _lane_runs(lane, suit)) for lane in range(1 << LANE))
-    for suit in range(4)
-)
-_LANE_LEFT: Final = tuple(lane ^ sum(_lane_runs(lane, 0)) for lane in range(1 << LANE))
+# Each suit gets one tuple of melds per distinct split, shared by every lane of that split.
+
+
+def _build_lane_run_melds() -> tuple[tuple[tuple[Meld, ...], ...], ...]:
+    pick = operator.itemgetter(*_u16_table(_tables.LANE_SPLIT))  # lane -> its split's tuple
+    runs = {run for split in _tables.RUN_SPLITS for run in split}
+    by_suit = []
+    for suit in range(4):
+        meld_of = {run: MELDS_BY_MASK[run << (suit * LANE)] for run in runs}.__getitem__
+        by_suit.append(pick(tuple([tuple(map(meld_of, split)) for split in _tables.RUN_SPLITS])))
+    return tuple(by_suit)
+
+
+_LANE_RUN_MELDS: Final = _build_lane_run_melds()
+_LANE_LEFT: Final = _u16_table(_tables.LANE_LEFT)
 
 
 def min_deadwood(cards: CardsLike) -> Arrangement:

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 from dataclasses import dataclass
 
 from referee.rules.cards import Card
@@ -59,6 +58,8 @@ def first_dealer(seed: int) -> int:
     >>> first_dealer(3) in (0, 1)
     True
     """
+    import hashlib  # noqa: PLC0415 - deferred: ~4 ms to import, and only the referee deals
+
     digest = hashlib.sha256(b"hollywood-gin/first-dealer/v1" + str(seed).encode()).digest()
     return digest[0] & 1
 

@@ -18,6 +18,7 @@ nothing behind.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -26,7 +27,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,10 @@ class WorkerLine:
     interrupted: bool = False
     failure: str | None = None
     closed: bool = False
+    times: dict[str, float] = field(default_factory=dict)
+    """When (``time.time()``) the match's moments came, for measurements: with an outcome,
+    ``received`` (the job), ``connected`` (both bots up), ``began`` (its series, once the one
+    before it ended) and ``ended``; with ``closed``, ``closed``."""
 
     def to_json(self) -> str:
         """The line as the worker writes it."""
@@ -77,6 +82,8 @@ class WorkerLine:
             data["failure"] = self.failure
         if self.closed:
             data["closed"] = True
+        if self.times:
+            data["times"] = self.times
         return json.dumps(data)
 
     @classmethod
@@ -91,12 +98,16 @@ class WorkerLine:
             raise TypeError("a worker line is a JSON object")
         outcome = data.get("outcome")
         failure = data.get("failure")
+        times = data.get("times", {})
+        if not isinstance(times, dict):
+            raise TypeError("a worker line's times are a JSON object")
         line = cls(
             str(data["match"]),
             None if outcome is None else MatchOutcome.from_json(json.dumps(outcome)),
             data.get("interrupted") is True,
             None if failure is None else str(failure),
             data.get("closed") is True,
+            {str(key): float(value) for key, value in times.items()},
         )
         said = (line.outcome is not None, line.interrupted, line.failure is not None, line.closed)
         if sum(said) != 1:
@@ -142,6 +153,7 @@ class Worker:
         Raises:
             BotCodeMismatchError: a bot's folder no longer hashes to its registry hash.
         """
+        received = time.time()
         sandbox = self.sandbox(job)
         seats = tuple(
             remote_seat(load_manifest(Path(path)), sandbox.prepare, f"{job.match_id}-{index}")
@@ -165,19 +177,30 @@ class Worker:
         log_path = Path(job.log)
 
         def closed() -> None:
-            write_line(WorkerLine(job.match_id, closed=True))
+            write_line(WorkerLine(job.match_id, closed=True, times={"closed": time.time()}))
 
+        times = {"received": received}
         result = await play_folders(
             (seats[0], seats[1]),
             config,
             log_path,
             closing=self.closing,
             on_closed=closed,
-            gate=self.table,
+            gate=self._at_table(times),
         )
-        return WorkerLine(
-            job.match_id, MatchOutcome(MatchSummary.of(result, log_path), reason(result))
-        )
+        outcome = MatchOutcome(MatchSummary.of(result, log_path), reason(result))
+        return WorkerLine(job.match_id, outcome, times=times)
+
+    @contextlib.asynccontextmanager
+    async def _at_table(self, times: dict[str, float]) -> AsyncIterator[None]:
+        """The gate of a match whose bots are up: its series, once the one before has ended."""
+        times["connected"] = time.time()
+        async with self.table:
+            times["began"] = time.time()
+            try:
+                yield
+            finally:
+                times["ended"] = time.time()
 
 
 def write_line(line: WorkerLine) -> None:

@@ -49,6 +49,7 @@ from referee.sandbox._mounts import (
     INSIDE_RUN,
     bwrap_argv,
     program_dirs,
+    project_bytecode,
     reachable,
     runtime_dirs,
     staging_point,
@@ -185,6 +186,7 @@ class Sandbox:
         """``switched_off``: layers to leave out on purpose (to test or debug the degraded
         modes); they count as missing, for ``strict`` and ``warnings`` alike."""
         harden_referee_process()
+        project_bytecode()  # the bots' imports of the SDK and the rules use the caches
         self.limits = limits
         self.layers: tuple[LayerStatus, ...] = _without(detect_layers(), frozenset(switched_off))
         self.active = frozenset(status.layer for status in self.layers if status.active)

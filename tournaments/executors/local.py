@@ -17,7 +17,8 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import IO, Final
 
 import trio
@@ -39,6 +40,9 @@ MAX_LINE: Final = 1 << 22
 WORKER_COMMAND: Final = (sys.executable, "-m", "tournaments.worker")
 
 
+LineWatcher = Callable[["WarmWorker", WorkerLine], None]
+
+
 class WorkerGone(Exception):  # noqa: N818 - named for what is so
     """The worker process ended (``ended``: its output did), or broke its protocol; the
     message says how."""
@@ -54,6 +58,9 @@ class WarmWorker:
     def __init__(self, process: trio.Process, stderr: IO[bytes]) -> None:
         self.process = process
         self.stderr = stderr
+        self.spawned_at = time.time()
+        self.watch: LineWatcher | None = None
+        """Shown every line the worker writes (measurements)."""
         self.buffer = bytearray()
         self.played = 0
         """Jobs sent to it so far."""
@@ -138,9 +145,12 @@ class WarmWorker:
             self.buffer += chunk
         text, self.buffer = bytes(self.buffer[:end]), self.buffer[end + 1 :]
         try:
-            return WorkerLine.from_json(text)
+            line = WorkerLine.from_json(text)
         except (KeyError, TypeError, ValueError) as error:
             raise WorkerGone(f"not a worker line: {error}") from None
+        if self.watch is not None:
+            self.watch(self, line)
+        return line
 
     async def _death(self, gone: WorkerGone) -> str:
         """What a broken worker says of itself: its exit status and the tail of its stderr. One
@@ -218,9 +228,12 @@ class LocalExecutor:
         recycle_after: int = RECYCLE_AFTER,
         command: Sequence[str] = WORKER_COMMAND,
         prefetch: bool | None = None,
+        watch: LineWatcher | None = None,
     ) -> None:
         """``slots`` workers; ``command`` starts one (another program speaking its protocol,
-        in tests)."""
+        in tests); ``watch`` is shown every line a worker writes (benchmarks read their
+        times)."""
+        self.watch = watch
         self.prefetch = slots < usable_cpus() if prefetch is None else prefetch
         self.size = slots
         self.slots = slots * (2 if self.prefetch else 1)
@@ -266,6 +279,7 @@ class LocalExecutor:
     async def _fresh(self) -> WarmWorker:
         self.started += 1
         worker = await WarmWorker.start(self.command)
+        worker.watch = self.watch
         self.workers.append(worker)
         return worker
 

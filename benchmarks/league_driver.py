@@ -1,0 +1,113 @@
+"""One timed league, for ``benchmarks.throughput_bench``: run as a script by the Python of the code
+being measured (this checkout, or an earlier commit's own virtual environment), so it uses only
+what every measured version has: ``Arena``, ``submit``, ``LeagueConfig``, ``create_league``,
+``LeagueRunner`` and, for ``--dask``, the Dask executor and a cluster on this machine.
+
+``python benchmarks/league_driver.py OUT.json --series N --jobs J [--dask W] [--bots a,b]``
+plays a league of the sample bots named (``greedy,strong`` by default) with ``N`` series and
+writes the wall time and, where the code reports them (warm workers), every worker's lines with
+their times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from referee.sandbox import harden_referee_process
+
+harden_referee_process()
+
+import trio  # noqa: E402
+
+import sample_bots  # noqa: E402
+from tournaments.league import LeagueConfig, create_league  # noqa: E402
+from tournaments.registry import Arena, submit  # noqa: E402
+from tournaments.runner import LeagueRunner  # noqa: E402
+
+
+def league(home: Path, bots: list[str], series: int, seed: int) -> tuple[Arena, LeagueConfig]:
+    """A league of sample bots in ``home``."""
+    arena = Arena(home)
+    store = arena.open_store()
+    samples = Path(sample_bots.__file__).parent
+    idents = [trio.run(submit, arena, store, samples / bot, None).ident for bot in bots]
+    config = LeagueConfig.from_dict(
+        {"name": "speed", "seed": seed, "bots": idents, "series_per_pairing": series}
+    )
+    create_league(store, config)
+    return arena, config
+
+
+def local_executor(jobs: int, lines: list[dict[str, Any]]) -> Any:
+    """The local executor, with a watch on its workers' lines where it has one."""
+    try:
+        from tournaments.executors.local import LocalExecutor
+    except ImportError:
+        return None  # an earlier layout: the runner makes its own
+
+    def watch(worker: Any, line: Any) -> None:
+        lines.append({"worker": worker.spawned_at, "match": line.match_id, **line.times})
+
+    try:
+        return LocalExecutor(jobs, watch=watch)
+    except TypeError:
+        return None  # no warm workers: nothing to watch
+
+
+def dask_run(arena: Arena, config: LeagueConfig, workers: int, folder: Path) -> float:
+    """Seconds to play the league on a fresh cluster of ``workers`` one-thread workers (its
+    start-up and the coordinator's connect and checks left out)."""
+    try:
+        from tournaments.executors.cluster import DaskExecutor
+        from tournaments.executors.local_cluster import local_cluster
+    except ImportError:  # an earlier layout
+        from tournaments.cluster import DaskExecutor, local_cluster  # type: ignore[no-redef]
+    with local_cluster(folder, workers=workers) as (address, _client):
+        executor, _report = DaskExecutor.connect(address)
+        runner = LeagueRunner(arena, arena.open_store(), config, 0, executor=executor)
+        started = time.perf_counter()
+        progress = trio.run(runner.run)
+        wall = time.perf_counter() - started
+    if progress.done != progress.total:
+        raise SystemExit(f"the league finished {progress.done} of {progress.total} series")
+    return wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--series", type=int, default=8)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--dask", type=int, default=0, metavar="W", help="on a cluster of W")
+    parser.add_argument("--bots", default="greedy,strong")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    lines: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as folder:
+        arena, config = league(Path(folder), args.bots.split(","), args.series, args.seed)
+        if args.dask:
+            wall = dask_run(arena, config, args.dask, Path(folder) / "cluster")
+        else:
+            executor = local_executor(args.jobs, lines)
+            runner = LeagueRunner(arena, arena.open_store(), config, args.jobs, executor=executor)
+            started = time.time()
+            progress = trio.run(runner.run)
+            wall = time.time() - started
+            if progress.done != progress.total:
+                faults = "; ".join(list(progress.faults)[-2:])
+                raise SystemExit(f"the league finished {progress.done} of {progress.total}: {faults}")
+            slots = getattr(executor, "size", args.jobs)
+            for line in lines:
+                line["league_started"] = started
+            args.out.write_text(json.dumps({"wall_s": wall, "lines": lines, "workers": slots}))
+            return
+    args.out.write_text(json.dumps({"wall_s": wall, "lines": [], "workers": args.dask}))
+
+
+if __name__ == "__main__":
+    main()

@@ -368,6 +368,7 @@ TESTED: dict[str, tuple[str, ...]] = {
     "tests.brute": ("referee.rules",),
     "tests.cluster_scenario": ("referee.sandbox",),  # not its package: the process table, borrowed
     "tests.test_bot_programs": ("referee.sandbox",),
+    "tests.test_bytecode": ("referee.sandbox",),
     "tests.test_cards": ("referee.rules",),
     "tests.test_cluster": ("tournaments.executors",),
     "tests.test_cpu_cap": ("referee.sandbox",),

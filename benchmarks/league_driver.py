@@ -12,6 +12,7 @@ their times.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import tempfile
 import time
@@ -43,18 +44,27 @@ def league(home: Path, bots: list[str], series: int, seed: int) -> tuple[Arena, 
     return arena, config
 
 
+def module(*names: str) -> Any:
+    """The first of these modules this version of the code has (None if none)."""
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
+
+
 def local_executor(jobs: int, lines: list[dict[str, Any]]) -> Any:
     """The local executor, with a watch on its workers' lines where it has one."""
-    try:
-        from tournaments.executors.local import LocalExecutor
-    except ImportError:
+    local = module("tournaments.executors.local")
+    if local is None:
         return None  # an earlier layout: the runner makes its own
 
     def watch(worker: Any, line: Any) -> None:
         lines.append({"worker": worker.spawned_at, "match": line.match_id, **line.times})
 
     try:
-        return LocalExecutor(jobs, watch=watch)
+        return local.LocalExecutor(jobs, watch=watch)
     except TypeError:
         return None  # no warm workers: nothing to watch
 
@@ -62,20 +72,23 @@ def local_executor(jobs: int, lines: list[dict[str, Any]]) -> Any:
 def dask_run(arena: Arena, config: LeagueConfig, workers: int, folder: Path) -> float:
     """Seconds to play the league on a fresh cluster of ``workers`` one-thread workers (its
     start-up and the coordinator's connect and checks left out)."""
-    try:
-        from tournaments.executors.cluster import DaskExecutor
-        from tournaments.executors.local_cluster import local_cluster
-    except ImportError:  # an earlier layout
-        from tournaments.cluster import DaskExecutor, local_cluster  # type: ignore[no-redef]
-    with local_cluster(folder, workers=workers) as (address, _client):
-        executor, _report = DaskExecutor.connect(address)
+    executors = module("tournaments.executors.cluster", "tournaments.cluster")
+    clusters = module("tournaments.executors.local_cluster", "tournaments.cluster")
+    with clusters.local_cluster(folder, workers=workers) as (address, _client):
+        executor, _report = executors.DaskExecutor.connect(address)
         runner = LeagueRunner(arena, arena.open_store(), config, 0, executor=executor)
         started = time.perf_counter()
         progress = trio.run(runner.run)
         wall = time.perf_counter() - started
-    if progress.done != progress.total:
-        raise SystemExit(f"the league finished {progress.done} of {progress.total} series")
+    check(progress)
     return wall
+
+
+def check(progress: Any) -> None:
+    """Every series played, or stop with what went wrong."""
+    if progress.done != progress.total:
+        faults = "; ".join(list(progress.faults)[-2:])
+        raise SystemExit(f"the league finished {progress.done} of {progress.total}: {faults}")
 
 
 def main() -> None:
@@ -98,9 +111,7 @@ def main() -> None:
             started = time.time()
             progress = trio.run(runner.run)
             wall = time.time() - started
-            if progress.done != progress.total:
-                faults = "; ".join(list(progress.faults)[-2:])
-                raise SystemExit(f"the league finished {progress.done} of {progress.total}: {faults}")
+            check(progress)
             slots = getattr(executor, "size", args.jobs)
             for line in lines:
                 line["league_started"] = started

@@ -216,9 +216,11 @@ class WarmWorker:
 class LocalExecutor:
     """Matches in a pool of warm ``python -m tournaments.worker`` processes on this machine.
 
-    ``prefetch`` (by default: when there are more CPUs than workers) lets each worker hold a
+    ``prefetch`` (by default: unless there are more workers than CPUs) lets each worker hold a
     second match whose bots start while its current match plays: the runner is offered twice
-    as many slots as there are workers, and the series still play one per worker at a time.
+    as many slots as there are workers, and the series still play one per worker at a time. A
+    series leaves much of a CPU idle (its bots and referee take turns), so even with as many
+    workers as CPUs the next bots' start fits beside it (``benchmarks.throughput_bench``).
     """
 
     def __init__(
@@ -234,7 +236,7 @@ class LocalExecutor:
         in tests); ``watch`` is shown every line a worker writes (benchmarks read their
         times)."""
         self.watch = watch
-        self.prefetch = slots < usable_cpus() if prefetch is None else prefetch
+        self.prefetch = slots <= usable_cpus() if prefetch is None else prefetch
         self.size = slots
         self.slots = slots * (2 if self.prefetch else 1)
         """Matches at once: with ``prefetch``, each worker's second one only starts its bots

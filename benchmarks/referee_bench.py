@@ -30,6 +30,7 @@ tens of seconds, and "÷ bare, run by run" compares figures taken side by side.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -341,11 +342,35 @@ def main() -> None:
     parser.add_argument("--pings", type=int, default=2000, help="round trips per ping-pong run")
     parser.add_argument("--series", type=int, default=5, help="greedy series per rate run")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
+    parser.add_argument(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run beside N busy processes (a loaded run)",
+    )
     args = parser.parse_args()
+    with busy_processes(args.load):
+        measure(args)
 
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[None]:
+    """``count`` processes spinning on a CPU each (a loaded machine), ended afterwards."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def measure(args: argparse.Namespace) -> None:
+    """The whole benchmark, as ``main`` parsed it."""
     console.print(
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loadavg "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, {args.load} busy processes beside"
     )
     full = Sandbox()
     bare = Sandbox(switched_off=EVERY_LAYER_OFF)
@@ -440,6 +465,7 @@ def main() -> None:
         },
         "placement": None if placement is None else placement.to_dict(),
         "runs": args.runs,
+        "busy_processes": args.load,
         "latency_us_per_run": latency,
         "referee_cpu_us_per_decision_per_run": cpu,
     }

@@ -6,7 +6,8 @@ what every measured version has: ``Arena``, ``submit``, ``LeagueConfig``, ``crea
 ``python benchmarks/league_driver.py OUT.json --series N --jobs J [--dask W] [--bots a,b]``
 plays a league of the sample bots named (``greedy,strong`` by default) with ``N`` series and
 writes the wall time and, where the code reports them (warm workers), every worker's lines with
-their times.
+their times. ``--startups N`` instead times ``N`` start-ups of the greedy bot (process start to
+hello, every sandbox layer).
 """
 
 from __future__ import annotations
@@ -84,6 +85,30 @@ def dask_run(arena: Arena, config: LeagueConfig, workers: int, folder: Path) -> 
     return wall
 
 
+def startups(count: int) -> list[float]:
+    """Process start to hello of the greedy sample bot, with every sandbox layer that works
+    here, as the referee measures it (ms), ``count`` times."""
+    from protocol.manifest import load_manifest  # noqa: PLC0415 - only this mode needs them
+    from referee.local import remote_seat  # noqa: PLC0415
+    from referee.sandbox import Sandbox  # noqa: PLC0415
+
+    sandbox = Sandbox()
+    greedy = load_manifest(Path(sample_bots.__file__).parent / "greedy")
+    found = []
+    for index in range(count):
+        seat = remote_seat(greedy, sandbox.prepare, f"bench-start-{index}")
+
+        async def start(seat: Any = seat) -> None:
+            try:
+                await seat.connect(0)
+            finally:
+                await seat.close("bench")
+
+        trio.run(start)
+        found.append(float(seat.startup_ms or 0.0))
+    return found
+
+
 def check(progress: Any) -> None:
     """Every series played, or stop with what went wrong."""
     if progress.done != progress.total:
@@ -99,7 +124,11 @@ def main() -> None:
     parser.add_argument("--dask", type=int, default=0, metavar="W", help="on a cluster of W")
     parser.add_argument("--bots", default="greedy,strong")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--startups", type=int, default=0, metavar="N", help="time N starts")
     args = parser.parse_args()
+    if args.startups:
+        args.out.write_text(json.dumps({"startup_ms": startups(args.startups)}))
+        return
     lines: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as folder:
         arena, config = league(Path(folder), args.bots.split(","), args.series, args.seed)

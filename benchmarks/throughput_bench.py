@@ -6,7 +6,8 @@ in its own virtual environment (the base's is built once under ``build/bench-bas
 from ``git archive``; its own ``pip install -e``), at ``-j 1``, ``-j 2`` and, with ``--dask``, on
 a Dask cluster of this machine (two one-thread workers; its start-up left out). The variants are
 interleaved over ``--runs`` runs (the order rotates), and each figure is the median of its runs;
-"now / base" is the median of the per-run ratios.
+"now / base" is the median of the per-run ratios. Each run also times five start-ups of the
+greedy bot (process start to hello, every sandbox layer) by each code.
 
 For this checkout it also reads the worker lines' times (``tournaments.worker.WorkerLine``) and
 gives, per match, where the time went, and the share of the league's wall time its workers spent
@@ -149,6 +150,7 @@ def main() -> None:
     rates: dict[tuple[str, str], list[float]] = defaultdict(list)
     parts: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     shares: dict[str, list[float]] = defaultdict(list)
+    starts: dict[str, list[float]] = defaultdict(list)
     for run in range(args.runs):
         order = list(codes) if run % 2 == 0 else list(reversed(codes))
         for mode, flags in modes:
@@ -162,9 +164,12 @@ def main() -> None:
                     shares[mode].append(share)
                     for name, values in seen.items():
                         parts[mode][name] += values
+        for code in order:
+            root, python = codes[code]
+            starts[code] += play(root, python, ["--startups", "5"])["startup_ms"]
         said = [f"{m} {rates[m, 'now'][-1]:.1f} vs {rates[m, 'base'][-1]:.1f}" for m, _ in modes]
         console.log(f"run {run + 1}/{args.runs}: {', '.join(said)} series/min (now vs base)")
-    table = Table(title="series per minute (median of runs)")
+    table = Table(title="series per minute, and a bot's start-up (medians of runs)")
     for column in ("", f"base {args.base}", "now", "now / base"):
         table.add_column(column, justify="right" if column else "left")
     figures: dict[str, Any] = {"runs": args.runs, "series": args.series, "bots": args.bots}
@@ -178,6 +183,14 @@ def main() -> None:
             f"{ratio:.2f}x",
         )
         figures[mode] = {"base": base_rates, "now": now_rates, "ratio": ratio}
+    base_start, now_start = (statistics.median(starts[code]) for code in ("base", "now"))
+    table.add_row(
+        "greedy's start-up to hello, ms (every layer)",
+        f"{base_start:.0f}",
+        f"{now_start:.0f}",
+        f"{base_start / now_start:.2f}x",
+    )
+    figures["startup_ms"] = dict(starts)
     console.print(table)
     for mode, starting in shares.items():
         breakdown = Table(title=f"now, {mode}: one league series (medians over matches)")

@@ -11,9 +11,12 @@ recounts hand statistics from the logs).
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import stat
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -22,7 +25,15 @@ from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, v
 from tournaments.bot_seeds import league_bot_seeds
 from tournaments.registry import parse_spec
 from tournaments.stats import hand_stats, logged_hands, read_hand_stats
-from tournaments.store import LoggedResult, MatchRow, MatchState, Store, StoreDamaged
+from tournaments.store import (
+    BotRow,
+    LoggedResult,
+    MatchRow,
+    MatchState,
+    ResultRow,
+    Store,
+    StoreDamaged,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +76,22 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
     """
     with store.snapshot():  # a match recorded meanwhile: in both reads or in neither
         matches = {match.match_id: match for match in store.matches(league)}
-        results = store.logged_results(league)
+        read: Iterator[tuple[LoggedResult, ResultRow | StoreDamaged | None]]
+        try:
+            read = store.checked_results(league)
+        except StoreDamaged:  # text that is not UTF-8: read apart, to say which result's
+            read = ((result, None) for result in store.logged_results(league))
+    context = _League(store, league)
     found: list[Discrepancy] = []
     unchecked: list[Discrepancy] = []
     verified = 0
-    for result in results:
-        check = _ResultCheck(store, league, result, matches.get(result.match_id))
+    results = []
+    for result, stored in read:  # each let go once checked: only its match id and log kept
+        check = _ResultCheck(context, result, matches.get(result.match_id), stored)
         verified += check.run()
         found += check.found
         unchecked += check.unchecked
+        results.append(LoggedResult(result.match_id, result.log_path, ""))
     found += _schedule(matches, results)
     found += _shared_logs(results)
     found += _orphans(logs, results, matches)
@@ -106,10 +124,11 @@ def _schedule(matches: Mapping[str, MatchRow], results: list[LoggedResult]) -> l
 
 def _shared_logs(results: list[LoggedResult]) -> list[Discrepancy]:
     """No two results have one log."""
-    owners: dict[Path, str] = {}
+    owners: dict[str, str] = {}
     found = []
+    resolve = _Resolver()
     for result in results:
-        path = Path(result.log_path).resolve()
+        path = resolve(result.log_path)
         owner = owners.setdefault(path, result.match_id)
         if owner != result.match_id:
             what = f"its log {result.log_path} is also the log of the result of match {owner}"
@@ -125,17 +144,68 @@ def _orphans(
     played, or a failed attempt's, which the next run sets aside)."""
     if not logs.is_dir():
         return []
-    claimed = {Path(result.log_path).resolve() for result in results}
+    resolve = _Resolver()
+    claimed = {resolve(result.log_path) for result in results}
     found = []
-    for path in sorted(logs.glob("*.jsonl")):
+    for path in sorted(logs.glob("*.jsonl"), key=str):  # as paths sort, but at C speed
         match = matches.get(path.stem)
-        if path.resolve() in claimed or (match is not None and match.state is not MatchState.DONE):
+        if resolve(str(path)) in claimed or (
+            match is not None and match.state is not MatchState.DONE
+        ):
             continue
         found.append(Discrepancy(path.stem, f"the log {path} belongs to no result"))
     return found
 
 
+class _Resolver:
+    """``str(Path(path).resolve())`` of many paths in few folders: each folder resolved once,
+    then a path whose file is no symbolic link is its folder's and its name (one ``lstat``, not
+    one per part of the path)."""
+
+    def __init__(self) -> None:
+        self.folders: dict[str, str] = {}
+
+    def __call__(self, path: str) -> str:
+        folder, name = os.path.split(path)
+        if name in ("", ".", "..") or _is_link(path):
+            return str(Path(path).resolve())
+        real = self.folders.get(folder)
+        if real is None:
+            real = self.folders[folder] = str(Path(folder or ".").resolve())
+        return os.path.join(real, name)
+
+
+def _is_link(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False  # not there: resolved as a name in its folder, as resolve() does
+    except ValueError:
+        return True  # a NUL in the path: resolve() says so
+
+
 # --- one result ----------------------------------------------------------------------------
+
+
+class _League:
+    """What every result of a league is checked against, read once (when first needed): its
+    secrets and its bots."""
+
+    def __init__(self, store: Store, league: str) -> None:
+        self.store = store
+        self.league = league
+        self._bots: dict[str, BotRow | None] = {}
+
+    @functools.cached_property
+    def secrets(self) -> tuple[bytes | None, bytes]:
+        """The league's secret and the store's own, which its bots' seeds derive from."""
+        return self.store.league_secret(self.league), self.store.secret("home")
+
+    def bot(self, ident: str) -> BotRow | None:
+        """A seat's bot as the registry has it (removed ones too: their hash is kept)."""
+        if ident not in self._bots:
+            self._bots[ident] = self.store.bot(*parse_spec(ident), removed=True)
+        return self._bots[ident]
 
 
 FIRST_FORMAT_WITH_BOT_SEEDS: Final = 3
@@ -146,10 +216,17 @@ class _ResultCheck:
     """One stored result against its log, its match and the registry."""
 
     def __init__(
-        self, store: Store, league: str, result: LoggedResult, match: MatchRow | None
+        self,
+        context: _League,
+        result: LoggedResult,
+        match: MatchRow | None,
+        stored: ResultRow | StoreDamaged | None = None,
     ) -> None:
-        self.store = store
-        self.league = league
+        """``stored``: the result's row as :meth:`Store.result` reads it (``None``: read it)."""
+        self.context = context
+        self.store = context.store
+        self.league = context.league
+        self.stored = stored
         self.result = result
         self.match = match
         self.path = Path(result.log_path)
@@ -207,7 +284,7 @@ class _ResultCheck:
         ):
             if identity is None:
                 continue  # the seat never said hello: its log names no code
-            bot = self.store.bot(*parse_spec(ident), removed=True)  # its hash is kept
+            bot = self.context.bot(ident)  # its hash is kept
             if bot is None:
                 what = f"seat {seat}'s bot {ident} is not in the registry: no code hash to check"
                 self.unchecked.append(Discrepancy(self.result.match_id, what))
@@ -234,9 +311,7 @@ class _ResultCheck:
             if log.header.format >= FIRST_FORMAT_WITH_BOT_SEEDS:  # the runner always gives them
                 self.differs("its log's header gives its bots no seeds")
             return  # a log from before bot seeds
-        expected = league_bot_seeds(
-            self.store.league_secret(self.league), self.store.secret("home"), self.match.match_id
-        )
+        expected = league_bot_seeds(*self.context.secrets, self.match.match_id)
         if tuple(given) != expected:
             self.differs(
                 f"its bots were given seeds {list(given)}, not the {list(expected)} the league's "
@@ -287,7 +362,9 @@ class _ResultCheck:
         """The results table's own winner and end columns (``readable``: the summary is a JSON
         object; a row that cannot be read is news only when nothing else was found)."""
         try:
-            row = self.store.result(self.result.match_id)
+            row = self.stored or self.store.result(self.result.match_id)
+            if isinstance(row, StoreDamaged):
+                raise row
         except StoreDamaged as error:
             if readable and not self.found:
                 self.differs(str(error))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 from referee.replay import HandEndRecord, MatchLogData
 from referee.rules import HandEnd
@@ -81,7 +81,13 @@ class HandStats:
         Raises:
             TypeError, ValueError: a count that is not a whole number.
         """
-        return cls(**{field.name: int(data.get(field.name, 0)) for field in fields(cls)})
+        return cls(*map(int, map(data.get, _COUNTS, _ZEROS)))
+
+
+_COUNTS: Final = tuple(field.name for field in fields(HandStats))
+"""The counts of :class:`HandStats`, by name, in their order (``fields`` is slow, and a league's
+standings read two for every result)."""
+_ZEROS: Final = (0,) * len(_COUNTS)
 
 
 def read_hand_stats(stored: object) -> tuple[HandStats, HandStats] | None:
@@ -112,28 +118,54 @@ def hand_stats(hands: Iterable[ScoredHand]) -> tuple[HandStats, HandStats]:
     >>> first.hands_won, first.points, first.undercuts_given, second.undercuts_suffered
     (2, 37, 1, 1)
     """
-    counts = [{field.name: 0 for field in fields(HandStats)} for _ in range(2)]
+    counts = [[0] * len(_COUNTS), [0] * len(_COUNTS)]  # each seat's, in the fields' order
     for hand in hands:
-        if hand.winner is not None:
-            counts[hand.winner]["hands_won"] += 1
-            counts[hand.winner]["points"] += hand.points
-        if hand.knocker is None:
-            counts[0]["drawn"] += 1
-            counts[1]["drawn"] += 1
+        winner, knocker = hand.winner, hand.knocker
+        if winner is not None:
+            counts[winner][_HANDS_WON] += 1
+            counts[winner][_POINTS] += hand.points
+        if knocker is None:
+            counts[0][_DRAWN] += 1
+            counts[1][_DRAWN] += 1
             continue
-        counts[hand.knocker]["knocks"] += 1
-        if hand.end is HandEnd.GIN:
-            counts[hand.knocker]["gins"] += 1
-        if hand.end is HandEnd.UNDERCUT:
-            counts[1 - hand.knocker]["undercuts_given"] += 1
-            counts[hand.knocker]["undercuts_suffered"] += 1
-    return HandStats(**counts[0]), HandStats(**counts[1])
+        counts[knocker][_KNOCKS] += 1
+        end = hand.end
+        if end is HandEnd.GIN:
+            counts[knocker][_GINS] += 1
+        if end is HandEnd.UNDERCUT:
+            counts[1 - knocker][_UNDERCUTS_GIVEN] += 1
+            counts[knocker][_UNDERCUTS_SUFFERED] += 1
+    return HandStats(*counts[0]), HandStats(*counts[1])
+
+
+_HANDS_WON, _POINTS, _GINS, _KNOCKS, _UNDERCUTS_GIVEN, _UNDERCUTS_SUFFERED, _DRAWN = (
+    _COUNTS.index(name)
+    for name in (
+        "hands_won",
+        "points",
+        "gins",
+        "knocks",
+        "undercuts_given",
+        "undercuts_suffered",
+        "drawn",
+    )
+)
+"""Where each count is in :data:`_COUNTS` (a seat's counts as :func:`hand_stats` keeps them)."""
 
 
 def logged_hands(log: MatchLogData) -> tuple[LoggedHand, ...]:
     """The outcome of each hand a log records as ended."""
     return tuple(
-        LoggedHand(HandEnd(record.end), record.winner, record.points, record.knocker)
+        LoggedHand(
+            _END.get(record.end) or HandEnd(record.end),
+            record.winner,
+            record.points,
+            record.knocker,
+        )
         for record in log.records
         if isinstance(record, HandEndRecord)
     )
+
+
+_END: Final = {end.value: end for end in HandEnd}
+"""Each hand end by its log name (``HandEnd(name)`` is slow, and a log ends tens of hands)."""

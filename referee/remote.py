@@ -173,7 +173,11 @@ class RemoteSeat:
         """
         self.seat = seat
         try:
-            self._launch()
+            # In threads: making a jail copies the bot's code (up to the registry's limits), and
+            # this loop may be playing another match's series meanwhile (a worker's next match).
+            self.jail = await trio.to_thread.run_sync(self.jails, self.label, self.manifest.folder)
+            self.channel = SeatChannel(self.jail.run_dir / SOCKET_NAME)  # in trio: its token
+            await trio.to_thread.run_sync(self._launch)
         except (OSError, RuntimeError, ValueError) as error:
             raise StartupFailure(
                 f"could not start the bot: {error}", seat=seat, evidence=self.diagnostics()
@@ -204,9 +208,10 @@ class RemoteSeat:
                 (self.jail.run_dir / SOCKET_NAME).unlink()
 
     def _launch(self) -> None:
-        self.jail = self.jails(self.label, self.manifest.folder)
+        """Open the seat's socket and start the bot in its jail (made already)."""
+        assert self.jail is not None
+        assert self.channel is not None
         socket_path = self.jail.run_dir / SOCKET_NAME
-        self.channel = SeatChannel(socket_path)
         self.channel.start()
         self.jail.secure_socket(socket_path)
         env = {

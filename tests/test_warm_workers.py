@@ -4,21 +4,26 @@ has played its quota is replaced; a match's close does not hold its worker."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import trio
 
+from protocol.manifest import Manifest, ManifestError, load_manifest
 from referee.control import TimeControl
 from referee.local import play_folders
 from referee.match import MatchConfig
+from referee.remote import Jail, RemoteSeat
 from referee.rules import Action, GreedyPolicy
 from referee.sandbox import sweep_jails
 from referee.seats import Decision, InProcessSeat
@@ -28,7 +33,7 @@ from tournaments.league import LeagueConfig, create_league
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
-from tournaments.worker import WorkerLine
+from tournaments.worker import Worker, WorkerLine
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
@@ -385,3 +390,123 @@ def test_a_cancelled_match_closes_its_seats_at_once_even_with_a_nursery(tmp_path
 
     trio.run(main)
     assert events == ["seat closed", "seat closed", "stopped"]
+
+
+# --- what a hostile review found ------------------------------------------------------------------
+
+
+async def longest_stall(work: Callable[[], Awaitable[object]]) -> float:
+    """The longest the event loop went without running a 10 ms ticker while ``work`` ran."""
+    gaps = [0.0]
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await trio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(tick)
+        with contextlib.suppress(Exception):
+            await work()
+        nursery.cancel_scope.cancel()
+    return max(gaps)
+
+
+def test_making_a_seats_jail_does_not_stall_the_loop(tmp_path: Path) -> None:
+    """A big bot's jail takes a while to make (its code is copied): the worker's loop, which
+    may be playing another match's series meanwhile, must not wait for it."""
+
+    def slow_jail(label: str, code_dir: Path) -> Jail:
+        time.sleep(0.6)
+        raise OSError("no jail today")
+
+    seat = RemoteSeat(load_manifest(GREEDY), slow_jail, "slow", "0" * 64)
+    stall = trio.run(longest_stall, lambda: seat.connect(0))
+    assert stall < 0.3
+
+
+def test_reading_and_hashing_a_bot_does_not_stall_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def slow_manifest(folder: Path) -> Manifest:
+        time.sleep(0.6)
+        raise ManifestError(folder, ["gone"])
+
+    monkeypatch.setattr("tournaments.worker.load_manifest", slow_manifest)
+
+    async def main() -> float:
+        async with trio.open_nursery() as closing:
+            worker = Worker(closing)
+            return await longest_stall(lambda: worker.play(a_job(tmp_path)))
+
+    assert trio.run(main) < 0.3
+
+
+def run_worker(text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tournaments.worker"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_job_that_cannot_be_played_fails_alone_and_the_worker_goes_on(tmp_path: Path) -> None:
+    gone = [
+        dataclasses.replace(a_job(tmp_path, f"m~{i}"), bots=(str(tmp_path / "gone"),) * 2)
+        for i in (1, 2)
+    ]
+    done = run_worker("".join(job.to_json() + "\n" for job in gone))
+    lines = [WorkerLine.from_json(text) for text in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr
+    assert [line.match_id for line in lines] == ["m~1", "m~2"]
+    assert all("ManifestError" in (line.failure or "") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("garbage\n", "error: not a job: "), ("x" * (1 << 21), "error: a line of over ")],
+    ids=["not-json", "too-long"],
+)
+def test_a_line_that_is_not_a_job_ends_the_worker_with_one_line(text: str, says: str) -> None:
+    done = run_worker(text)
+    assert done.returncode == 2
+    assert done.stderr.startswith(says)
+    assert len(done.stderr.strip().splitlines()) == 1  # no traceback
+
+
+def test_with_prefetch_a_worker_at_its_quota_is_never_joined_by_another(tmp_path: Path) -> None:
+    """``-j 1``: one series at a time, even when the worker is due to retire and a fresh one
+    could take the next job at once."""
+    script = (
+        "import json, sys, time\n"
+        "for text in sys.stdin:\n"
+        "    time.sleep(0.3)\n"
+        "    reply = {'match': json.loads(text)['match_id'], 'failure': 'scripted'}\n"
+        "    print(json.dumps(reply), flush=True)\n"
+    )
+    executor = LocalExecutor(1, recycle_after=1, command=stand_in(script), prefetch=True)
+    busy: list[int] = []
+
+    async def main() -> None:
+        async def watch() -> None:
+            while True:
+                busy.append(sum(1 for worker in executor.workers if worker.in_flight))
+                await trio.sleep(0.01)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch)
+            async with trio.open_nursery() as plays:
+                for index in range(4):
+                    plays.start_soon(executor.play, a_job(tmp_path, f"m~{index}"))
+            nursery.cancel_scope.cancel()
+        await executor.aclose()
+
+    trio.run(main)
+    assert executor.started == 4
+    assert max(busy) == 1

@@ -40,6 +40,7 @@ import trio  # noqa: E402
 from protocol.manifest import load_manifest  # noqa: E402
 from referee.local import play_folders, remote_seat  # noqa: E402
 from referee.match import MatchConfig, MatchEnd, MatchResult  # noqa: E402
+from referee.remote import RemoteSeat  # noqa: E402
 from tournaments.packing import BotCodeMismatchError  # noqa: E402
 from tournaments.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
 
@@ -155,10 +156,11 @@ class Worker:
         """
         received = time.time()
         sandbox = self.sandbox(job)
-        seats = tuple(
-            remote_seat(load_manifest(Path(path)), sandbox.prepare, f"{job.match_id}-{index}")
+        seats = [  # in threads: reading and hashing a big bot folder takes a while, and the
+            # series this worker may be playing meanwhile must not wait for it
+            await trio.to_thread.run_sync(_seat, path, sandbox, f"{job.match_id}-{index}")
             for index, path in enumerate(job.bots)
-        )
+        ]
         for seat, expected in zip(seats, job.hashes, strict=True):
             if seat.code_hash != expected:
                 raise BotCodeMismatchError(
@@ -203,6 +205,15 @@ class Worker:
                 times["ended"] = time.time()
 
 
+class NotAJobError(ValueError):
+    """A line of the worker's input that is not a job: it ends the worker."""
+
+
+def _seat(folder: str, sandbox: Sandbox, label: str) -> RemoteSeat:
+    """The seat of the bot in ``folder``: its manifest read, its code hashed."""
+    return remote_seat(load_manifest(Path(folder)), sandbox.prepare, label)
+
+
 def write_line(line: WorkerLine) -> None:
     """One line on stdout, at once."""
     sys.stdout.write(line.to_json() + "\n")
@@ -213,7 +224,7 @@ async def job_lines(idle_exit_s: float | None, busy: Callable[[], bool]) -> Asyn
     """The lines of stdin, until its end or ``idle_exit_s`` without a line while not ``busy``.
 
     Raises:
-        ValueError: a line longer than :data:`MAX_JOB_LINE`.
+        NotAJobError: a line longer than :data:`MAX_JOB_LINE`.
     """
     stream = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
     buffer = bytearray()
@@ -221,7 +232,7 @@ async def job_lines(idle_exit_s: float | None, busy: Callable[[], bool]) -> Asyn
         while True:
             while (end := buffer.find(b"\n")) < 0:
                 if len(buffer) > MAX_JOB_LINE:
-                    raise ValueError(f"a job line of over {MAX_JOB_LINE} bytes")
+                    raise NotAJobError(f"a line of over {MAX_JOB_LINE} bytes")
                 with trio.move_on_after(idle_exit_s or math.inf) as idle:
                     chunk = await stream.receive_some(65536)
                 if idle.cancelled_caught:
@@ -264,15 +275,23 @@ async def play_lines(worker: Worker, idle_exit_s: float | None, stop: trio.Cance
     series once the match before it has ended), and a line goes out for every job in."""
     async with trio.open_nursery() as jobs:
         async for text in job_lines(idle_exit_s, lambda: bool(jobs.child_tasks)):
-            jobs.start_soon(play_one, worker, MatchJob.from_json(text.decode()), stop)
+            try:
+                job = MatchJob.from_json(text.decode())
+            except (KeyError, TypeError, ValueError) as error:  # a runner of another version
+                raise NotAJobError(f"not a job: {error}") from None
+            jobs.start_soon(play_one, worker, job, stop)
 
 
 async def play_one(worker: Worker, job: MatchJob, stop: trio.CancelScope) -> None:
-    """Play one job and write its line."""
+    """Play one job and write its line: a job that cannot be played (its bot's code changed,
+    its folder gone, its log not writable...) gets a failure line of its own, and the match
+    beside it plays on."""
     try:
         line = await worker.play(job)
     except BotCodeMismatchError as error:
         line = WorkerLine(job.match_id, failure=str(error))
+    except Exception as error:  # whatever it is, it is this job's alone
+        line = WorkerLine(job.match_id, failure=f"{type(error).__name__}: {error}")
     finally:
         if stop.cancel_called:
             write_line(WorkerLine(job.match_id, interrupted=True))
@@ -302,8 +321,14 @@ def main(argv: list[str] | None = None) -> int:
     watch_parent(os.getppid())
     try:
         trio.run(serve, args.idle_exit)
-    except (KeyError, TypeError, ValueError) as error:  # a runner of another version, say
-        print(f"error: not a job: {error}", file=sys.stderr, flush=True)
+    except BaseExceptionGroup as group:
+        refused = group.subgroup(NotAJobError)
+        if refused is None:
+            raise
+        first: BaseException = refused
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        print(f"error: {first}", file=sys.stderr, flush=True)
         return 2
     return 0
 

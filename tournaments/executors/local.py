@@ -245,36 +245,44 @@ class LocalExecutor:
         self.command = tuple(command)
         self.workers: list[WarmWorker] = []
         """The live workers, busy or idle."""
-        self.picking = trio.Lock()
+        self.changed = trio.Condition()
+        """Notified whenever a worker finishes a job or leaves the pool."""
         self.started = 0
         """Worker processes started so far."""
 
     async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
         """Play the job in an idle worker, a fresh one while there are fewer than the slots,
         or (with ``prefetch``) beside a worker's current match."""
-        async with self.picking:  # one at a time: a worker being started counts
-            worker = self._pick() or await self._fresh()
+        async with self.changed:  # one at a time: a worker being started counts
+            while (worker := self._pick()) is None:
+                if len(self.workers) < self.size:
+                    worker = await self._fresh()
+                    break
+                await self.changed.wait()  # all busy (one at its quota, say): never more
         try:
             outcome = await worker.play(job)
         except WorkerGone as gone:
             return WorkerFailure(str(gone))
         finally:
-            if worker.broken:
-                self._forget(worker)
-                await worker.stop()
-                worker.release()
-            elif worker.played >= self.recycle_after and not worker.in_flight:
-                self._forget(worker)
-                await worker.retire()
+            with trio.CancelScope(shield=True):
+                if worker.broken:
+                    self._forget(worker)
+                    await worker.stop()
+                    worker.release()
+                elif worker.played >= self.recycle_after and not worker.in_flight:
+                    self._forget(worker)
+                    await worker.retire()
+                async with self.changed:
+                    self.changed.notify_all()
         return outcome
 
     def _pick(self) -> WarmWorker | None:
+        """An idle worker that may take a job; else, with ``prefetch``, one holding a single
+        match; else None (a fresh worker if there is room, or a wait)."""
         usable = [w for w in self.workers if not w.broken and w.played < self.recycle_after]
         idle = [worker for worker in usable if not worker.in_flight]
-        if idle:
-            return idle[0]
-        if len(self.workers) < self.size or not self.prefetch:
-            return None
+        if idle or not self.prefetch:
+            return idle[0] if idle else None
         holding_one = [worker for worker in usable if len(worker.in_flight) == 1]
         return holding_one[0] if holding_one else None
 

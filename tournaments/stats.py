@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
-from referee.replay import HandEndRecord, MatchLogData
 from referee.rules import HandEnd
+
+if TYPE_CHECKING:
+    from referee.replay import MatchLogData
 
 
 class ScoredHand(Protocol):
@@ -155,6 +157,8 @@ _HANDS_WON, _POINTS, _GINS, _KNOCKS, _UNDERCUTS_GIVEN, _UNDERCUTS_SUFFERED, _DRA
 
 def logged_hands(log: MatchLogData) -> tuple[LoggedHand, ...]:
     """The outcome of each hand a log records as ended."""
+    from referee.replay import HandEndRecord  # noqa: PLC0415 - a worker never reads a log
+
     return tuple(
         LoggedHand(
             _END.get(record.end) or HandEnd(record.end),

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -37,7 +39,17 @@ def league(home: Path, bots: list[str], series: int, seed: int) -> tuple[Arena, 
     arena = Arena(home)
     store = arena.open_store()
     samples = Path(sample_bots.__file__).parent
-    idents = [trio.run(submit, arena, store, samples / bot, None).ident for bot in bots]
+    folders = []
+    for index, bot in enumerate(bots):
+        folder = samples / bot
+        if bots.count(bot) > 1:  # the same bot twice: copies under names of their own
+            folder = home / "copies" / f"{bot}-{index}"
+            shutil.copytree(samples / bot, folder, ignore=shutil.ignore_patterns("__pycache__"))
+            manifest = folder / "bot.toml"
+            text = re.sub(r'(?m)^name = "([^"]*)"', rf'name = "\1-{index}"', manifest.read_text())
+            manifest.write_text(text)
+        folders.append(folder)
+    idents = [trio.run(submit, arena, store, folder, None).ident for folder in folders]
     config = LeagueConfig.from_dict(
         {"name": "speed", "seed": seed, "bots": idents, "series_per_pairing": series}
     )

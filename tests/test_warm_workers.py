@@ -156,15 +156,27 @@ def test_a_cancelled_match_ends_its_worker(tmp_path: Path) -> None:
     script = "import sys\nsys.stdin.readline()\nimport time\ntime.sleep(60)"
     executor = LocalExecutor(1, command=stand_in(script))
     seen: list[WarmWorker] = []
+    playing: list[WarmWorker] = []
 
     async def main() -> None:
-        with trio.move_on_after(1.0):
-            await executor.play(a_job(tmp_path))
+        async def catch() -> None:
+            while not executor.workers:
+                await trio.sleep(0.01)
+            playing.extend(executor.workers)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(catch)
+            with trio.move_on_after(1.0):
+                await executor.play(a_job(tmp_path))
         seen.extend(executor.workers)
 
+    started = time.monotonic()
     trio.run(main)
     assert not seen  # not put back
     assert executor.started == 1
+    (worker,) = playing
+    assert worker.process.returncode == -signal.SIGTERM  # stopped, at once (no grace used)
+    assert time.monotonic() - started < 5
 
 
 # --- real workers, real bots ---------------------------------------------------------------------

@@ -74,7 +74,7 @@ from tournaments.league import LeagueConfig, create_league
 from tournaments.records import MatchSummary
 from tournaments.registry import Arena, parse_spec
 from tournaments.runner import LeagueRunner, Progress
-from tournaments.standings import Standings, compute
+from tournaments.standings import Standings, read_standings
 from tournaments.stats import hand_stats, logged_hands
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
@@ -345,8 +345,8 @@ def profile(call: Callable[[], object], lines: int = 18) -> str:
 
 
 def standings_of(store: Store) -> Standings:
-    """What ``gin league standings`` computes."""
-    return compute(LEAGUE, store.results(LEAGUE))
+    """What ``gin league standings`` computes (and reads: :func:`read_standings`)."""
+    return read_standings(store, LEAGUE)
 
 
 def status_of(store: Store) -> tuple[dict[MatchState, int], list[MatchRow]]:

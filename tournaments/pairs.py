@@ -18,8 +18,9 @@ A unit's *score* is the bot's share of its series, draws half: 0, 0.25, 0.5, 0.7
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from tournaments.store import ResultRow
 
@@ -52,20 +53,8 @@ class PairOutcome:
     def flipped(self) -> PairOutcome:
         """The same unit from the opponent's side."""
         return PairOutcome(
-            self.opponent, self.bot, tuple(1.0 - s for s in self.scores), -self.margin
+            self.opponent, self.bot, tuple([1.0 - s for s in self.scores]), -self.margin
         )
-
-
-def _series_score(result: ResultRow, seat: int) -> float:
-    winner = result.summary.winner
-    return 0.5 if winner is None else float(winner == seat)
-
-
-def _points(result: ResultRow, bot: str) -> int:
-    """``bot``'s points minus its opponent's in one series."""
-    mine = result.seats.index(bot)
-    stats = result.summary.hand_stats
-    return stats[mine].points - stats[1 - mine].points
 
 
 def pair_outcomes(results: Iterable[ResultRow]) -> list[PairOutcome]:
@@ -75,8 +64,30 @@ def pair_outcomes(results: Iterable[ResultRow]) -> list[PairOutcome]:
     second leg is not in yet, and a series outside any pair, is a lone unit. A pair is never
     counted twice, and each series belongs to exactly one unit.
     """
+    return units_of(results, _leg)
+
+
+class _Played(Protocol):
+    """What :func:`units_of` reads of a series: its match, its duplicate pair, its seats."""
+
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def duplicate_of(self) -> str | None: ...
+    @property
+    def seats(self) -> tuple[str, str]: ...
+
+
+_S = TypeVar("_S", bound=_Played)
+
+
+def units_of(
+    results: Iterable[_S], leg: Callable[[_S, int], tuple[float, int]]
+) -> list[PairOutcome]:
+    """:func:`pair_outcomes` of any kind of series: ``leg`` gives a series' score (1 win, 0.5
+    draw, 0 loss) and point margin from the side of the bot in a seat."""
     rows = list(results)
-    seconds: dict[str, ResultRow] = {}
+    seconds: dict[str, _S] = {}
     by_id = {row.match_id: row for row in rows}
     for row in rows:
         if row.duplicate_of is not None and row.duplicate_of in by_id:
@@ -87,16 +98,24 @@ def pair_outcomes(results: Iterable[ResultRow]) -> list[PairOutcome]:
         if row.match_id in paired:
             continue
         bot, opponent = row.seats
-        legs = [row] if row.match_id not in seconds else [row, seconds[row.match_id]]
-        units.append(
-            PairOutcome(
-                bot,
-                opponent,
-                tuple(_series_score(leg, leg.seats.index(bot)) for leg in legs),
-                sum(_points(leg, bot) for leg in legs),
-            )
-        )
+        first = leg(row, 0)
+        second = seconds.get(row.match_id)
+        if second is None:
+            units.append(PairOutcome(bot, opponent, (first[0],), first[1]))
+            continue
+        other = leg(second, second.seats.index(bot))
+        units.append(PairOutcome(bot, opponent, (first[0], other[0]), first[1] + other[1]))
     return units
+
+
+def _leg(result: ResultRow, mine: int) -> tuple[float, int]:
+    """One series from the side of the bot in seat ``mine``: its score and its points minus its
+    opponent's."""
+    summary = result.summary
+    winner = summary.winner
+    stats = summary.hand_stats
+    score = 0.5 if winner is None else float(winner == mine)
+    return score, stats[mine].points - stats[1 - mine].points
 
 
 def by_pairing(units: Iterable[PairOutcome]) -> dict[tuple[str, str], list[PairOutcome]]:
@@ -115,6 +134,7 @@ def pentanomial(units: Sequence[PairOutcome]) -> Pentanomial:
     series and half-played pairs are left out)."""
     counts = [0, 0, 0, 0, 0]
     for unit in units:
-        if unit.complete:
-            counts[round(2 * sum(unit.scores))] += 1
+        scores = unit.scores
+        if len(scores) == 2:  # complete
+            counts[round(2 * (scores[0] + scores[1]))] += 1
     return counts[0], counts[1], counts[2], counts[3], counts[4]

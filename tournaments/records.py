@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
@@ -165,6 +165,15 @@ class MatchSummary:
         Raises:
             KeyError, TypeError, ValueError: not a summary.
         """
+        try:
+            fast = _usual_summary(data)
+        except Exception:  # read again the long way, which raises what it raises
+            fast = None
+        return fast if fast is not None else cls._read(data)
+
+    @classmethod
+    def _read(cls, data: dict[str, Any]) -> MatchSummary:
+        """:meth:`from_dict` the long way: any form it reads, and its errors."""
         totals = [tuple(int(points) for points in seat) for seat in data.get("totals", [(), ()])]
         hello = [None if name is None else str(name) for name in data.get("hello", [None, None])]
         return cls(
@@ -216,6 +225,81 @@ class WorkerFailure:
 
     def __str__(self) -> str:
         return self.message
+
+
+_ENDS: Final = {end.value: end for end in MatchEnd}
+_NO_FAULTS: Final = ()
+
+
+def _usual_summary(data: dict[str, Any]) -> MatchSummary | None:
+    """A summary in the form :meth:`MatchSummary.to_dict` writes, read with the same conversions
+    as :meth:`MatchSummary.from_dict` but none of its generic steps (a league's standings read
+    100,000); ``None`` (or an error) for any other form, which ``from_dict`` then reads the long
+    way, so that what it gives and raises is the same either way."""
+    if type(data) is not dict:
+        return None
+    get = data.get
+    match_id, winner, end = get("match_id", ""), data["winner"], data["end"]
+    log, executed_on = get("log", ""), get("executed_on")
+    totals, hello, stats = get("totals"), get("hello"), data["stats"]
+    faults, hands = data["faults"], data["hand_stats"]
+    if (
+        type(match_id) is not str
+        or type(log) is not str
+        or type(end) is not str
+        or not (winner is None or type(winner) is int)
+        or not (executed_on is None or type(executed_on) is str)
+        or type(totals) is not list
+        or len(totals) != 2
+        or type(hello) is not list
+        or len(hello) != 2
+        or not all(name is None or type(name) is str for name in hello)
+        or type(stats) is not list
+        or len(stats) != 2
+        or type(hands) is not list
+        or len(hands) != 2
+        or type(faults) is not list
+    ):
+        return None
+    game_winners = data["game_winners"]
+    if type(game_winners) is not list or None in game_winners:
+        return None
+    first, second = stats
+    mine, theirs = hands
+    if type(first) is not dict or type(second) is not dict:
+        return None
+    if type(mine) is not dict or type(theirs) is not dict:
+        return None
+    return MatchSummary(
+        match_id,
+        int(get("seed", 0)),
+        winner,
+        _ENDS[end],
+        tuple(map(int, get("forfeited", ()))),
+        (tuple(map(int, totals[0])), tuple(map(int, totals[1]))),
+        tuple(map(int, game_winners)),
+        int(get("hands", 0)),
+        tuple(_fault(_object(fault)) for fault in faults) if faults else _NO_FAULTS,
+        (_usual_seat_stats(first), _usual_seat_stats(second)),
+        (HandStats.from_dict(mine), HandStats.from_dict(theirs)),
+        (hello[0], hello[1]),
+        log,
+        executed_on,
+    )
+
+
+def _usual_seat_stats(data: dict[str, Any]) -> SeatStats:
+    """:func:`_seat_stats` without its copy of ``data`` (the same conversions)."""
+    faults = data.get("faults") or {}
+    if not isinstance(faults, dict):
+        raise TypeError("faults is not an object")
+    return SeatStats(
+        int(data["decisions"]),
+        float(data["mean_ms"]),
+        float(data["max_ms"]),
+        int(data.get("strikes", 0)),
+        tuple((str(kind), int(count)) for kind, count in faults.items()) if faults else (),
+    )
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -14,14 +14,19 @@ number is and how the intervals were checked. Stdlib only.
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import math
+import operator
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Final
+from itertools import chain
+from typing import Any, Final, NamedTuple
 
+from referee.match import MatchEnd
 from tournaments.inference import (
     ELO_PER_NAT,
     LEVEL,
@@ -32,9 +37,9 @@ from tournaments.inference import (
     mean_estimate,
     score_estimate,
 )
-from tournaments.pairs import PairOutcome, by_pairing, pair_outcomes, pentanomial
-from tournaments.records import MatchSummary
-from tournaments.store import ResultRow
+from tournaments.pairs import PairOutcome, by_pairing, pentanomial, units_of
+from tournaments.stats import HandStats
+from tournaments.store import ResultRow, Store
 
 ELO: Final = ELO_PER_NAT
 PRIOR_GAMES: Final = 1.0
@@ -208,52 +213,242 @@ class Standings:
 # --- counting ----------------------------------------------------------------------------------
 
 
-def _count(results: Sequence[ResultRow]) -> dict[str, BotStanding]:
-    table: dict[str, BotStanding] = {}
-    times: dict[str, list[tuple[int, float]]] = defaultdict(list)
+class _Series(NamedTuple):
+    """What the standings count of one series (from a :class:`ResultRow`, or read straight from
+    its stored summary by :func:`read_standings`)."""
+
+    match_id: str
+    duplicate_of: str | None
+    seats: tuple[str, str]
+    winner: int | None
+    forfeited: Sequence[int]
+    game_winners: Sequence[int | None]
+    hands: tuple[tuple[int, ...], tuple[int, ...]]
+    """Per seat: hands won, points, gins, knocks, undercuts given and suffered."""
+    times: tuple[tuple[int, float, float], tuple[int, float, float]]
+    """Per seat: decisions, their mean and their longest time (ms)."""
+    faults: tuple[tuple[int, str], ...]
+    """Each fault's seat and kind, in order."""
+
+
+def _of_result(result: ResultRow) -> _Series:
+    summary = result.summary
+    first, second = summary.stats
+    return _Series(
+        result.match_id,
+        result.duplicate_of,
+        result.seats,
+        summary.winner,
+        summary.forfeited,
+        summary.game_winners,
+        (_hand_counts(summary.hand_stats[0]), _hand_counts(summary.hand_stats[1])),
+        (
+            (first.decisions, first.mean_ms, first.max_ms),
+            (second.decisions, second.mean_ms, second.max_ms),
+        ),
+        tuple((fault.seat, fault.kind.value) for fault in summary.faults),
+    )
+
+
+def _hand_counts(stats: HandStats) -> tuple[int, ...]:
+    return (
+        stats.hands_won,
+        stats.points,
+        stats.gins,
+        stats.knocks,
+        stats.undercuts_given,
+        stats.undercuts_suffered,
+    )
+
+
+_ENDS: Final = frozenset(end.value for end in MatchEnd)
+_HAND_FIELDS: Final = tuple(f.name for f in fields(HandStats))
+_HAND_ZEROS: Final = (0,) * len(_HAND_FIELDS)
+_COUNTED: Final = len(_hand_counts(HandStats()))
+
+
+def _of_stored(match_id: str, end: object, data: Any) -> _Series | None:
+    """A series from its stored columns, when its summary is in the form the store writes and
+    reading it as :meth:`ResultRow.from_stored` does would give the same figures without an
+    error; ``None`` otherwise (then it is read so, and refused as it refuses it)."""
+    try:
+        return _usual_series(match_id, end, data)
+    except Exception:  # read the long way, which raises what it raises
+        return None
+
+
+def _usual_series(match_id: str, end: object, data: Any) -> _Series | None:
+    """:func:`_of_stored`, each field checked as ``from_stored`` and ``MatchSummary.from_dict``
+    convert it (a field the standings do not count too: a summary damaged anywhere is refused
+    as before)."""
+    if type(data) is not dict or type(end) is not str or end not in _ENDS:
+        return None
+    get = data.get
+    seats, mirror, faults = data["seats"], get("duplicate_of"), data["faults"]
+    summary_id, summary_end, winner = get("match_id", ""), data["end"], data["winner"]
+    log, executed_on, hello = get("log", ""), get("executed_on"), get("hello")
+    totals, stats, hands = get("totals"), data["stats"], data["hand_stats"]
+    game_winners, forfeited = data["game_winners"], get("forfeited", ())
+    if (
+        faults  # rare: read the long way
+        or type(faults) is not list
+        or type(seats) is not list
+        or len(seats) != 2
+        or type(seats[0]) is not str
+        or type(seats[1]) is not str
+        or not (mirror is None or type(mirror) is str)
+        or type(summary_id) is not str
+        or type(summary_end) is not str
+        or summary_end not in _ENDS
+        or not (winner is None or type(winner) is int)
+        or type(log) is not str
+        or not (executed_on is None or type(executed_on) is str)
+        or type(hello) is not list
+        or len(hello) != 2
+        or not (hello[0] is None or type(hello[0]) is str)
+        or not (hello[1] is None or type(hello[1]) is str)
+        or type(totals) is not list
+        or len(totals) != 2
+        or type(stats) is not list
+        or len(stats) != 2
+        or type(hands) is not list
+        or len(hands) != 2
+        or type(game_winners) is not list
+        or None in game_winners
+        or type(forfeited) is not list
+    ):
+        return None
+    int(get("seed", 0))
+    int(get("hands", 0))
+    for seat in totals:
+        tuple(map(int, seat))
+    return _Series(
+        match_id,
+        mirror,
+        (seats[0], seats[1]),
+        winner,
+        tuple(map(int, forfeited)),
+        tuple(map(int, game_winners)),
+        (_stored_hand_counts(hands[0]), _stored_hand_counts(hands[1])),
+        (_stored_times(stats[0]), _stored_times(stats[1])),
+        (),
+    )
+
+
+def _stored_hand_counts(data: Any) -> tuple[int, ...]:
+    """A seat's counts as ``HandStats.from_dict`` reads them (each is read, those the standings
+    do not count too)."""
+    if type(data) is not dict:
+        raise TypeError("not a JSON object")
+    return tuple(map(int, map(data.get, _HAND_FIELDS, _HAND_ZEROS)))[:_COUNTED]
+
+
+def _stored_times(data: Any) -> tuple[int, float, float]:
+    """A seat's decisions and times as ``SeatStats.from_dict`` reads them (its strikes and
+    faults read too)."""
+    if type(data) is not dict:
+        raise TypeError("not a JSON object")
+    faults = data.get("faults") or {}
+    if not isinstance(faults, dict):
+        raise TypeError("faults is not an object")
+    for count in faults.values():
+        int(count)
+    int(data.get("strikes", 0))
+    return int(data["decisions"]), float(data["mean_ms"]), float(data["max_ms"])
+
+
+def _count(results: Sequence[_Series]) -> dict[str, BotStanding]:
+    """Each bot's line from its series, in the order the bots first played (not yet rated).
+
+    One pass sorts each series under its two bots, by seat; the counting is then done per bot
+    over those lists, by the built-in counting and summing (a league's standings count 200,000
+    seats). Sums of times are taken in the order of the results, as series by series."""
+    played: dict[str, tuple[list[_Series], list[_Series]]] = {}
+    own: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
+    faults: dict[str, dict[str, int]] = defaultdict(dict)
     for result in results:
-        summary = result.summary
-        for seat, bot in enumerate(result.seats):
-            line = table.get(bot)
-            if line is None:  # not setdefault: that would make a line for every series
-                line = table[bot] = BotStanding(bot)
-            _add_series(line, summary, seat)
-            stats = summary.stats[seat]
-            times[bot].append((stats.decisions, stats.mean_ms))
-            line.worst_ms = max(line.worst_ms, stats.max_ms)
-    for bot, pairs in times.items():
-        decisions = sum(count for count, _ in pairs)
-        table[bot].decisions = decisions
-        if decisions:
-            table[bot].mean_ms = round(sum(c * m for c, m in pairs) / decisions, 3)
-    return table
+        seats = result.seats
+        for seat, bot in enumerate(seats):
+            lists = played.get(bot)
+            if lists is None:
+                lists = played[bot] = ([], [])
+            lists[seat].append(result)
+        first, second = result.times
+        own[seats[0]].append(first)
+        own[seats[1]].append(second)
+        if result.faults:
+            for seat, bot in enumerate(seats):
+                kinds = faults[bot]
+                for at, kind in result.faults:
+                    if at == seat:
+                        kinds[kind] = kinds.get(kind, 0) + 1
+    return {
+        bot: _line(bot, as_first, as_second, own[bot], faults.get(bot, {}))
+        for bot, (as_first, as_second) in played.items()
+    }
 
 
-def _add_series(line: BotStanding, summary: MatchSummary, seat: int) -> None:
-    other = 1 - seat
-    line.series += 1
-    winner = summary.winner
-    if winner is None:
-        line.series_drawn += 1
-    elif winner == seat:
-        line.series_won += 1
-    else:
-        line.series_lost += 1
-    if seat in summary.forfeited:
-        line.forfeits += 1
-    line.games_won += summary.game_winners.count(seat)
-    line.games_lost += summary.game_winners.count(other)
-    mine, theirs = summary.hand_stats[seat], summary.hand_stats[other]
-    line.hands_won += mine.hands_won
-    line.points_for += mine.points
-    line.points_against += theirs.points
-    line.gins += mine.gins
-    line.knocks += mine.knocks
-    line.undercuts_given += mine.undercuts_given
-    line.undercuts_suffered += mine.undercuts_suffered
-    for fault in summary.faults:
-        if fault.seat == seat:
-            line.faults[fault.kind.value] = line.faults.get(fault.kind.value, 0) + 1
+def _line(
+    bot: str,
+    as_first: list[_Series],
+    as_second: list[_Series],
+    own: list[tuple[int, float, float]],
+    faults: dict[str, int],
+) -> BotStanding:
+    """A bot's line from its series in seat 0 and in seat 1, and its seats' times in the order
+    of the results."""
+    line = BotStanding(bot, faults=dict(faults))
+    line.series = len(as_first) + len(as_second)
+    winners = list(map(_WINNER, as_first)), list(map(_WINNER, as_second))
+    line.series_won = float(winners[0].count(0) + winners[1].count(1))
+    line.series_drawn = winners[0].count(None) + winners[1].count(None)
+    line.series_lost = float(line.series - line.series_won - line.series_drawn)
+    line.forfeits = sum(
+        seat in forfeited
+        for seat, summaries in enumerate((as_first, as_second))
+        for forfeited in map(_FORFEITED, summaries)
+        if forfeited
+    )
+    games = (
+        list(chain.from_iterable(map(_GAME_WINNERS, as_first))),
+        list(chain.from_iterable(map(_GAME_WINNERS, as_second))),
+    )
+    line.games_won = games[0].count(0) + games[1].count(1)
+    line.games_lost = games[0].count(1) + games[1].count(0)
+    mine = [*map(_FIRST, map(_HANDS, as_first)), *map(_SECOND, map(_HANDS, as_second))]
+    theirs = [*map(_SECOND, map(_HANDS, as_first)), *map(_FIRST, map(_HANDS, as_second))]
+    (
+        line.hands_won,
+        line.points_for,
+        line.gins,
+        line.knocks,
+        line.undercuts_given,
+        line.undercuts_suffered,
+    ) = map(sum, zip(*mine, strict=True)) if mine else (0,) * _COUNTED
+    line.points_against = sum(map(_SECOND, theirs))
+    decisions = list(map(_FIRST, own))
+    line.decisions = sum(decisions)
+    line.worst_ms = max(chain((line.worst_ms,), map(_THIRD, own)))
+    if line.decisions:
+        spent = sum(map(operator.mul, decisions, map(_SECOND, own)))
+        line.mean_ms = round(spent / line.decisions, 3)
+    return line
+
+
+_WINNER: Final = operator.attrgetter("winner")
+_FORFEITED: Final = operator.attrgetter("forfeited")
+_GAME_WINNERS: Final = operator.attrgetter("game_winners")
+_HANDS: Final = operator.attrgetter("hands")
+_FIRST: Final = operator.itemgetter(0)
+_SECOND: Final = operator.itemgetter(1)
+_THIRD: Final = operator.itemgetter(2)
+
+
+def _series_leg(series: _Series, mine: int) -> tuple[float, int]:
+    """A series from the side of the bot in seat ``mine``: its score and point margin."""
+    winner = series.winner
+    score = 0.5 if winner is None else float(winner == mine)
+    return score, series.hands[mine][1] - series.hands[1 - mine][1]
 
 
 # --- ratings -----------------------------------------------------------------------------------
@@ -507,10 +702,10 @@ def _bound(line: BotStanding) -> Bound | None:
 
 def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Ratings) -> Pairwise:
     """One ordered pairing from its units: complete pairs where there are any, else series."""
-    complete = [unit for unit in units if unit.complete]
+    complete = [unit for unit in units if len(unit.scores) == 2]  # unit.complete, inline
     used = complete or list(units)
     scores = [score for unit in units for score in unit.scores]
-    estimate = score_estimate([unit.score for unit in used])
+    estimate = score_estimate([sum(unit.scores) / len(unit.scores) for unit in used])
     margin = mean_estimate([float(unit.margin) for unit in used])
     diff, low, high = ratings.difference(bot, opponent)
     diff_low: float | None = low
@@ -547,9 +742,27 @@ def _rounded(value: float | None, digits: int) -> float | None:
 
 def compute(league: str, results: Sequence[ResultRow]) -> Standings:
     """Standings of a league from its results, best rating first."""
+    with _collector_paused():
+        return _compute(league, [_of_result(result) for result in results])
+
+
+def read_standings(store: Store, league: str) -> Standings:
+    """``compute(league, store.results(league))``, read faster: each stored summary's figures
+    straight from its JSON, without the records ``results`` makes of it (a second or more for
+    100,000 results); a result in any other form than the store writes is read as ``results``
+    reads it, so that the same results give the same standings and the same errors.
+
+    Raises:
+        StoreDamaged: a result cannot be read.
+    """
+    with _collector_paused():
+        return _compute(league, store.read_results(league, _of_stored, _of_result))
+
+
+def _compute(league: str, results: Sequence[_Series]) -> Standings:
     table = _count(results)
     bots = sorted(table)
-    units = pair_outcomes(results)
+    units = units_of(results, _series_leg)
     ratings = fit_ratings(units, bots)
     grouped = by_pairing(units)
     for bot in bots:
@@ -569,3 +782,18 @@ def compute(league: str, results: Sequence[ResultRow]) -> Standings:
         for (bot, opponent), found in sorted(grouped.items())
     ]
     return Standings(league, ranked, pairwise, len(results))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the standings are counted: the hundreds of thousands
+    of objects made would each count towards collections that walk every result read (more than
+    a third of the time), and they hold no cycles to collect."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

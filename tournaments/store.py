@@ -19,15 +19,17 @@ import posixpath
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from referee.match import MatchEnd
 from tournaments.records import MatchSummary
 from tournaments.stats import HandStats
+
+_T = TypeVar("_T")
 
 SCHEMA_VERSION: Final = 1
 """The newest store layout this code reads and writes (the ``schema`` row of ``meta``)."""
@@ -664,6 +666,61 @@ class Store:
             ).fetchall()
             return [_result(row, self._found_log(row["log_path"], league)) for row in rows]
 
+    def read_results(
+        self,
+        league: str,
+        read: Callable[[str, str, Any], _T | None],
+        convert: Callable[[ResultRow], _T],
+    ) -> list[_T]:
+        """Every result of a league in schedule order, each as ``read`` makes it from its match
+        id, its ``end`` column and its parsed summary (JSON not yet checked), in one query and
+        without a :class:`ResultRow` (what the standings read of 100,000 results). A result
+        ``read`` gives ``None`` for is read as :meth:`results` reads it and given to ``convert``,
+        so that one :meth:`results` refuses is refused here with the same error.
+
+        Raises:
+            StoreDamaged: a result cannot be read (as :meth:`results` says).
+        """
+        with _collector_paused():
+            cursor = self.db.cursor()
+            cursor.row_factory = None  # plain tuples: a fraction of the time of rows by name
+            self.db.text_factory = str  # sqlite3's own UTF-8 decoding (it raises on any other)
+            try:
+                rows = cursor.execute(
+                    "SELECT r.* FROM results r JOIN matches m USING (match_id)"
+                    " WHERE r.league = ? ORDER BY m.rowid",
+                    (league,),
+                ).fetchall()
+            except sqlite3.OperationalError:  # text that is not UTF-8: results() says where
+                rows = None
+            finally:
+                self.db.text_factory = _text
+            if rows is None:
+                return [convert(result) for result in self.results(league)]
+            names = [column[0] for column in cursor.description]
+            match, end, summary, log = (
+                names.index(name) for name in ("match_id", "end", "summary", "log_path")
+            )
+            # json.loads less its work around each call (typeshed does not know the attribute)
+            scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+            found = []
+            for row in rows:
+                text = row[summary]
+                try:
+                    parsed, stop = scan(text, 0)
+                except (StopIteration, ValueError):  # not JSON (or spaced): _result reads it
+                    made = None
+                else:
+                    made = read(row[match], row[end], parsed) if stop == len(text) else None
+                if made is None:
+                    made = convert(
+                        _result(
+                            dict(zip(names, row, strict=True)), self._found_log(row[log], league)
+                        )
+                    )
+                found.append(made)
+            return found
+
     def result(self, match_id: str) -> ResultRow | None:
         """One match's result.
 
@@ -823,7 +880,7 @@ def _match(row: sqlite3.Row) -> MatchRow:
     return MatchRow(**{**dict(row), "state": _state(row)})
 
 
-def _result(row: sqlite3.Row, log_path: str) -> ResultRow:
+def _result(row: sqlite3.Row | dict[str, Any], log_path: str) -> ResultRow:
     try:
         summary = json.loads(row["summary"])
         if not isinstance(summary, dict):

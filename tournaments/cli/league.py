@@ -41,7 +41,7 @@ from tournaments.league import (
 from tournaments.registry import Arena
 from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
-from tournaments.standings import compute
+from tournaments.standings import read_standings
 from tournaments.store import MatchState, Store, StoreDamaged
 
 
@@ -216,7 +216,7 @@ def _watcher(store: Store, name: str) -> tuple[Listener, AbstractContextManager[
     a terminal, a line per match recorded elsewhere (a live display off a terminal shows
     nothing until the end)."""
     if console.is_terminal:
-        view = LeagueView(lambda: compute(name, store.results(name)))
+        view = LeagueView(lambda: read_standings(store, name))
         return view.update, Live(view, console=console, refresh_per_second=4)
     return PlainProgress(console).update, nullcontext()
 
@@ -446,7 +446,7 @@ def _print_standings(store: Store, name: str, output: Format, *, crosstable: boo
     """The standings in a format: ``crosstable`` adds the grid to the table and turns the CSV
     into one row per ordered pairing (JSON holds both always)."""
     try:
-        standings = compute(name, store.results(name))
+        standings = read_standings(store, name)
     except StoreDamaged as error:
         raise fail(
             f"{error}; if only its hand statistics are damaged, gin league restat {name} "
@@ -466,4 +466,16 @@ def _print_standings(store: Store, name: str, output: Format, *, crosstable: boo
             print(render.html_page(f"Standings: {name}", grids), end="")
         else:
             for grid in grids:
-                print_table(render.rich_table(grid))
+                _print_grid(grid)
+
+
+def _print_grid(grid: render.Grid) -> None:
+    """A grid as ``print_table`` prints its rich table; off a terminal without colour, the same
+    text made without rich (seconds less for a league of 64 bots)."""
+    plain = None
+    if not console.is_terminal and console.color_system is None:
+        plain = render.plain_table(grid)
+    if plain is None:
+        print_table(render.rich_table(grid))
+    else:
+        console.file.write(plain)

@@ -7,6 +7,7 @@ Text a bot may have shaped (names, details, stderr, manifest fields) goes in as 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -220,6 +221,59 @@ def rich_table(grid: Grid) -> Table:
     for row in grid.rows:
         table.add_row(*(bot_text(cell) for cell in row))
     return table
+
+
+def plain_table(grid: Grid) -> str | None:
+    """The grid as :func:`rich_table` prints without colour at its full width (``print_table``
+    off a terminal), made without rich, which takes seconds over a league's 2,016 pairings; or
+    ``None`` for a grid rich might show otherwise (text that is not plain printable characters
+    one column wide with no space at either end, markup in the title): print that with rich.
+
+    >>> print(plain_table(Grid("T", (("a", "left"), ("b", "right")), (("x", "10"),))), end="")
+    T
+    ┏━━━┳━━━━┓
+    ┃ a ┃  b ┃
+    ┡━━━╇━━━━┩
+    │ x │ 10 │
+    └───┴────┘
+    """
+    headings = [heading for heading, _ in grid.columns]
+    if not headings or not _PLAIN_TITLE.fullmatch(grid.title):
+        return None
+    plain = _PLAIN_CELL.fullmatch
+    if not all(map(plain, headings)) or not all(plain(cell) for row in grid.rows for cell in row):
+        return None
+    widths = [len(heading) for heading in headings]
+    for index in range(len(widths)):
+        widths[index] = max([widths[index], *(len(row[index]) for row in grid.rows)])
+    right = [justify != "left" for _, justify in grid.columns]
+
+    def line(cells: Sequence[str], bar: str) -> str:
+        padded = (
+            cell.rjust(width) if flush else cell.ljust(width)
+            for cell, width, flush in zip(cells, widths, right, strict=True)
+        )
+        return f"{bar} " + f" {bar} ".join(padded) + f" {bar}"
+
+    def rule(left: str, cross: str, end: str, dash: str) -> str:
+        return left + cross.join(dash * (width + 2) for width in widths) + end
+
+    lines = [
+        *([grid.title] if grid.title else []),
+        rule("┏", "┳", "┓", "━"),
+        line(headings, "┃"),
+        rule("┡", "╇", "┩", "━"),
+        *(line(row, "│") for row in grid.rows),
+        rule("└", "┴", "┘", "─"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+_PLAIN_CELL: Final = re.compile(r"(?:[!-~½·](?:[ -~½·]*[!-~½·])?)?")
+"""Cell text that rich shows as it is, one column a character: printable ASCII and the two other
+characters the standings use, with no space at either end (an empty cell too)."""
+_PLAIN_TITLE: Final = re.compile(r"(?:[!-Z\\^-~½·](?:[ -Z\\^-~½·]*[!-Z\\^-~½·])?)?")
+"""A title as a cell, less ``[`` and ``]`` (rich reads a title's markup)."""
 
 
 def markdown(grid: Grid) -> str:

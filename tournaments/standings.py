@@ -14,14 +14,12 @@ number is and how the intervals were checked. Stdlib only.
 from __future__ import annotations
 
 import csv
-import gc
 import io
 import math
 import operator
 import statistics
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any, Final, NamedTuple
@@ -39,7 +37,7 @@ from tournaments.inference import (
 )
 from tournaments.pairs import PairOutcome, by_pairing, pentanomial, units_of
 from tournaments.stats import HandStats
-from tournaments.store import ResultRow, Store
+from tournaments.store import ResultRow, Store, _collector_paused
 
 ELO: Final = ELO_PER_NAT
 PRIOR_GAMES: Final = 1.0
@@ -782,18 +780,3 @@ def _compute(league: str, results: Sequence[_Series]) -> Standings:
         for (bot, opponent), found in sorted(grouped.items())
     ]
     return Standings(league, ranked, pairwise, len(results))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while the standings are counted: the hundreds of thousands
-    of objects made would each count towards collections that walk every result read (more than
-    a third of the time), and they hold no cycles to collect."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.sandbox._mounts import compile_bytecode, project_bytecode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,3 +65,19 @@ def test_the_sandbox_writes_the_caches_of_the_sdk_and_the_rules() -> None:
     assert project_bytecode.__wrapped__() >= 2
     assert cache_of(sdk).is_file()
     assert cache_of(rules).is_file()
+
+
+def test_a_folder_that_cannot_be_written_is_not_compiled_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only install costs each process a look, not a compile of every file."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("A = 1\n")
+
+    def refuse(*_args: object, **_kwargs: object) -> str:
+        raise AssertionError("compiled where nothing can be written")
+
+    monkeypatch.setattr("referee.sandbox._mounts.os.access", lambda _path, _mode: False)
+    monkeypatch.setattr("referee.sandbox._mounts.py_compile.compile", refuse)
+    assert compile_bytecode([package]) == 0

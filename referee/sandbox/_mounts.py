@@ -82,7 +82,7 @@ def compile_bytecode(folders: Iterable[Path]) -> int:
         for source in sorted(folder.rglob("*.py")):
             cache = Path(importlib.util.cache_from_source(str(source)))
             try:
-                if _cache_matches(source, cache):
+                if _cache_matches(source, cache) or not _writable(cache.parent):
                     continue
                 py_compile.compile(
                     str(source),
@@ -94,6 +94,14 @@ def compile_bytecode(folders: Iterable[Path]) -> int:
                 continue  # read-only, or not Python: the bot compiles it, as it would anyway
             compiled += 1
     return compiled
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a cache could be written into ``folder`` (or the folder made): checked before
+    compiling, so a read-only install costs a look, not a compile of every file."""
+    while not folder.exists():
+        folder = folder.parent
+    return os.access(folder, os.W_OK)
 
 
 def _cache_matches(source: Path, cache: Path) -> bool:

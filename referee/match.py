@@ -218,7 +218,11 @@ class Match:
         ended = False
         try:
             await self._connect_all()
+            if gate is not None:
+                self._hold(True)  # up, and waiting: frozen until the series begins
             async with gate or contextlib.nullcontext():
+                if gate is not None:
+                    self._hold(False)
                 self._log_header()
                 for fault in self.startup_faults:
                     self._record(fault)
@@ -237,6 +241,10 @@ class Match:
                     close_later(self.close_seats)
                 else:
                     await self.close_seats()
+
+    def _hold(self, held: bool) -> None:
+        for seat in self.seats:
+            seat.hold(held)
 
     async def close_seats(self) -> None:
         """Say goodbye to both seats and tear their bots down, shielded from cancellation."""

@@ -69,6 +69,10 @@ class Jail(Protocol):
         """Make the socket reachable by the bot alone, and not replaceable by it."""
         ...
 
+    def hold(self, held: bool) -> bool:
+        """Freeze (``held``) or thaw the bot's processes; whether it could."""
+        ...
+
     def spawn(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         """Start the bot inside the jail."""
         ...
@@ -160,6 +164,8 @@ class RemoteSeat:
         self.exit_after_goodbye: int | None = None
         """The bot's exit status if it left by itself within a second of the goodbye."""
         self.teardown_report: object = None
+        self.frozen = False
+        """Whether the bot is frozen (see :meth:`hold`)."""
 
     # --- start ---------------------------------------------------------------------------------
 
@@ -438,10 +444,18 @@ class RemoteSeat:
 
     # --- end -----------------------------------------------------------------------------------
 
+    def hold(self, held: bool) -> None:
+        """Freeze the bot while it waits for its series (``held``), or let it run again: a bot
+        started early (a worker's next match) gets no CPU beside the match playing."""
+        if self.jail is not None and not self.closed:
+            self.frozen = self.jail.hold(held) and held
+
     async def close(self, detail: str) -> None:
         """Goodbye, a moment to exit, then the sandbox teardown (idempotent)."""
         if self.closed:
             return
+        if self.frozen:
+            self.hold(False)  # a frozen bot cannot hear its goodbye, nor exit
         self.closed = True
         self._goodbye(pb.GOODBYE_REASON_SERIES_OVER, detail)
         if self.channel is not None:

@@ -149,6 +149,11 @@ class Seat(Protocol):
         """Pass on an event without waiting."""
         ...
 
+    def hold(self, held: bool) -> None:
+        """Pause the player while it waits for its series to begin (``held``), or resume it;
+        nothing where it cannot be paused."""
+        ...
+
     async def close(self, detail: str) -> None:
         """Say goodbye and release everything the seat holds."""
         ...
@@ -179,6 +184,9 @@ class InProcessSeat:
 
     def notify(self, event: SeatEvent) -> None:
         self.events.append(event)
+
+    def hold(self, held: bool) -> None:
+        """Nothing to pause: the policy runs only when asked."""
 
     async def close(self, detail: str) -> None:  # noqa: ARG002
         self.closed = True

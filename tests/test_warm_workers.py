@@ -21,11 +21,11 @@ import trio
 
 from protocol.manifest import Manifest, ManifestError, load_manifest
 from referee.control import TimeControl
-from referee.local import play_folders
+from referee.local import code_hash, play_folders
 from referee.match import MatchConfig
 from referee.remote import Jail, RemoteSeat
 from referee.rules import Action, GreedyPolicy
-from referee.sandbox import sweep_jails
+from referee.sandbox import Layer, Sandbox, sweep_jails
 from referee.seats import Decision, InProcessSeat
 from tournaments.executors.fake import played
 from tournaments.executors.local import LocalExecutor, WarmWorker
@@ -524,3 +524,125 @@ def test_with_prefetch_a_worker_at_its_quota_is_never_joined_by_another(tmp_path
     trio.run(main)
     assert executor.started == 4
     assert max(busy) == 1
+
+
+# --- a bot started early waits frozen -------------------------------------------------------------
+
+SPINNER = """
+import sys, threading, time
+started = time.monotonic()
+
+
+def spin():
+    while True:
+        pass
+
+
+threading.Thread(target=spin, daemon=True).start()  # burns a CPU from the very start
+
+from protocol.sdk import Bot
+from referee.rules import GreedyPolicy
+
+
+class Spinner(Bot):
+    name = "spinner"
+    version = "1"
+
+    def __init__(self):
+        self.policy = GreedyPolicy(knock_at=10)
+
+    def on_series_start(self, info):
+        sys.stderr.write(f"cpu {time.process_time()} wall {time.monotonic() - started}\\n")
+
+    def decide(self, view, legal):
+        return self.policy(view, legal)
+
+
+if __name__ == "__main__":
+    sys.exit(Spinner().run())
+"""
+
+SLOW = """
+import sys, time
+from protocol.sdk import Bot
+from referee.rules import GreedyPolicy
+
+
+class Slow(Bot):
+    name = "slow"
+    version = "1"
+
+    def __init__(self):
+        self.policy = GreedyPolicy(knock_at=10)
+
+    def decide(self, view, legal):
+        time.sleep(0.015)
+        return self.policy(view, legal)
+
+
+if __name__ == "__main__":
+    sys.exit(Slow().run())
+"""
+
+
+def bot_folder(root: Path, name: str, code: str) -> Path:
+    folder = root / name
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(code)
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\nversion = "1"\ncommand = ["python", "bot.py"]\n'
+    )
+    return folder
+
+
+def job_of(tmp_path: Path, match_id: str, first: Path, second: Path) -> MatchJob:
+    return dataclasses.replace(
+        a_job(tmp_path, match_id),
+        bots=(str(first), str(second)),
+        hashes=(code_hash(first), code_hash(second)),
+        parent=os.getpid(),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not Sandbox().has(Layer.CGROUP), reason="freezing a waiting bot needs the cgroup layer (root)"
+)
+def test_a_bot_started_early_gets_no_cpu_while_it_waits(tmp_path: Path) -> None:
+    """The next match's bots start while the current series plays, then wait frozen: a bot
+    that spins from its first instant has spun only while it was not waiting."""
+    slow = bot_folder(tmp_path / "bots", "slow", SLOW)
+    spinner = bot_folder(tmp_path / "bots", "spinner", SPINNER)
+    times: dict[str, dict[str, float]] = {}
+
+    def watch(_worker: WarmWorker, line: WorkerLine) -> None:
+        if line.outcome is not None:
+            times[line.match_id] = line.times
+
+    executor = LocalExecutor(1, prefetch=True, watch=watch)
+    playing = job_of(tmp_path, "m~a", slow, GREEDY)
+    waiting = job_of(tmp_path, "m~b", spinner, GREEDY)
+    results: dict[str, MatchOutcome | WorkerFailure] = {}
+
+    async def play(job: MatchJob) -> None:
+        results[job.match_id] = await executor.play(job)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, playing)
+            log = Path(playing.log)
+            while not log.exists() or not log.stat().st_size:  # its series has begun
+                await trio.sleep(0.01)
+            nursery.start_soon(play, waiting)
+        await executor.aclose()
+
+    trio.run(main)
+    first, second = results["m~a"], results["m~b"]
+    assert isinstance(first, MatchOutcome)
+    assert isinstance(second, MatchOutcome)
+    assert not first.summary.faults  # the match beside the spinner played undisturbed
+    waited = times["m~b"]["began"] - times["m~b"]["connected"]
+    assert waited > 0.5  # the slow series held the table a while
+    said = (tmp_path / "m~b.jsonl.seat0.stderr").read_text().split()
+    cpu, wall = float(said[1]), float(said[3])
+    assert cpu < wall - 0.5 * waited  # it could not spin while it waited

@@ -268,6 +268,10 @@ class BotCgroup:
             return
         self._freeze_and_kill()
 
+    def freeze(self, frozen: bool) -> None:
+        """Stop every process of the group where it is (``frozen``), or let them run again."""
+        self._set_frozen(frozen)
+
     def _set_frozen(self, frozen: bool) -> None:
         unified, freezer = self.dirs.get("unified"), self.dirs.get("freezer")
         with contextlib.suppress(OSError):

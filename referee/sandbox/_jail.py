@@ -318,6 +318,14 @@ class BotJail:
 
     # --- the socket ------------------------------------------------------------------------
 
+    def hold(self, held: bool) -> bool:
+        """Freeze the bot's processes where they are (``held``), or thaw them; whether it could
+        (only with the cgroup layer)."""
+        if self.cgroup is None:
+            return False
+        self.cgroup.freeze(held)
+        return True
+
     def secure_socket(self, socket_path: Path) -> None:
         """After the referee bound its socket in the run folder: only the bot may connect.
 

@@ -130,6 +130,34 @@ def test_a_row_that_is_not_a_result_is_refused_as_before(store: Store, damage: s
     assert store.db.text_factory is not str  # the store's own decoding is back
 
 
+def test_a_summary_stored_as_a_blob_reads_as_the_results_read_it(store: Store) -> None:
+    """A hand edit can leave a summary as a BLOB (``CAST(... AS BLOB)``): read as before."""
+    store.db.execute("UPDATE results SET summary = CAST(summary AS BLOB) WHERE rowid = 3")
+    assert read_standings(store, LEAGUE) == compute(LEAGUE, store.results(LEAGUE))
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ("json_set(summary, '$.totals', json('[[1]]'))", "IndexError"),
+        ("json_set(summary, '$.hands', json('1e400'))", "OverflowError"),
+        (
+            "'{\"a\": ' || replace(hex(zeroblob(3000)), '00', '[') || '1' || "
+            "replace(hex(zeroblob(3000)), '00', ']') || '}'",
+            "RecursionError",
+        ),
+    ],
+    ids=["one-seat", "huge", "deep"],
+)
+def test_a_summary_no_reader_can_count_is_damage_not_a_crash(
+    store: Store, edit: str, says: str
+) -> None:
+    store.db.execute(f"UPDATE results SET summary = {edit} WHERE rowid = 3")
+    for read in (lambda: store.results(LEAGUE), lambda: read_standings(store, LEAGUE)):
+        with pytest.raises(StoreDamaged, match=says):
+            read()
+
+
 def test_a_summary_reads_back_as_it_was_written(store: Store) -> None:
     """``MatchSummary.from_dict`` reads the usual form straight: the same record as written."""
     summary = store.results(LEAGUE)[4].summary
@@ -203,3 +231,15 @@ def test_the_standings_command_prints_the_tables_rich_prints(
     standings = compute(LEAGUE, store.results(LEAGUE))
     grids = (render.standings_grid, render.pairwise_grid, render.crosstable_grid)
     assert result.output == "".join(printed_by_rich(grid(standings)) for grid in grids)
+
+
+def test_a_mirror_leg_with_other_seats_is_damage_not_a_crash(store: Store) -> None:
+    store.db.execute(
+        "UPDATE results SET summary = json_set(summary, '$.seats[0]',"
+        " json_extract(summary, '$.seats[1]')) WHERE match_id = (SELECT match_id FROM results"
+        " WHERE json_extract(summary, '$.duplicate_of') IS NOT NULL LIMIT 1)"
+    )
+    with pytest.raises(StoreDamaged, match="mirrors"):
+        compute(LEAGUE, store.results(LEAGUE))
+    with pytest.raises(StoreDamaged, match="mirrors"):
+        read_standings(store, LEAGUE)

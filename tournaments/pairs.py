@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from tournaments.store import ResultRow
+from tournaments.store import ResultRow, StoreDamaged
 
 Pentanomial = tuple[int, int, int, int, int]
 """How many pairs the bot scored 0, 0.5, 1, 1.5 and 2 series in (of two)."""
@@ -85,7 +85,11 @@ def units_of(
     results: Iterable[_S], leg: Callable[[_S, int], tuple[float, int]]
 ) -> list[PairOutcome]:
     """:func:`pair_outcomes` of any kind of series: ``leg`` gives a series' score (1 win, 0.5
-    draw, 0 loss) and point margin from the side of the bot in a seat."""
+    draw, 0 loss) and point margin from the side of the bot in a seat.
+
+    Raises:
+        StoreDamaged: a second leg whose seats are not its first leg's.
+    """
     rows = list(results)
     seconds: dict[str, _S] = {}
     by_id = {row.match_id: row for row in rows}
@@ -103,6 +107,12 @@ def units_of(
         if second is None:
             units.append(PairOutcome(bot, opponent, (first[0],), first[1]))
             continue
+        if sorted(second.seats) != sorted(row.seats):  # a hand edit of the schedule
+            raise StoreDamaged(
+                f"match {second.match_id}",
+                f"it mirrors {row.match_id}, but its seats {list(second.seats)} are not "
+                f"{list(row.seats)}",
+            )
         other = leg(second, second.seats.index(bot))
         units.append(PairOutcome(bot, opponent, (first[0], other[0]), first[1] + other[1]))
     return units

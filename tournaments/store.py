@@ -707,8 +707,10 @@ class Store:
             for row in rows:
                 text = row[summary]
                 try:
+                    if type(text) is not str:  # a BLOB of a hand edit, say: _result reads it
+                        raise ValueError("not text")
                     parsed, stop = scan(text, 0)
-                except (StopIteration, ValueError):  # not JSON (or spaced): _result reads it
+                except (StopIteration, ValueError, RecursionError):  # _result reads it
                     made = None
                 else:
                     made = read(row[match], row[end], parsed) if stop == len(text) else None
@@ -894,8 +896,10 @@ def _result(row: sqlite3.Row | dict[str, Any], log_path: str) -> ResultRow:
             summary,
             log_path,
         )
-    except (KeyError, TypeError, ValueError) as error:
-        why = f"{type(error).__name__}: {error}" if isinstance(error, KeyError) else str(error)
+    except (KeyError, TypeError, ValueError, IndexError, ArithmeticError, RecursionError) as error:
+        # (a hand-edited row: a key or a seat missing, a count of 1e400, JSON nested too deep)
+        plain = isinstance(error, ValueError | TypeError)
+        why = str(error) if plain else f"{type(error).__name__}: {error}"
         raise StoreDamaged(f"result of match {row['match_id']}", why) from None
 
 

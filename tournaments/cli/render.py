@@ -241,7 +241,9 @@ def plain_table(grid: Grid) -> str | None:
     if not headings or not _PLAIN_TITLE.fullmatch(grid.title):
         return None
     plain = _PLAIN_CELL.fullmatch
-    if not all(map(plain, headings)) or not all(plain(cell) for row in grid.rows for cell in row):
+    if not all(map(_PLAIN_TITLE.fullmatch, headings)):  # rich reads headings as markup
+        return None
+    if not all(plain(cell) for row in grid.rows for cell in row):
         return None
     widths = [len(heading) for heading in headings]
     for index in range(len(widths)):

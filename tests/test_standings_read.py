@@ -216,6 +216,11 @@ def test_a_grid_rich_may_show_otherwise_is_left_to_rich(title: str, cell: str) -
     assert render.plain_table(grid) is None
 
 
+def test_a_heading_with_markup_is_left_to_rich() -> None:
+    grid = render.Grid("T", (("[#]", "left"),), (("x",),))  # rich reads headings as markup
+    assert render.plain_table(grid) is None
+
+
 def test_the_standings_command_prints_the_tables_rich_prints(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -576,7 +576,7 @@ class Slow(Bot):
         self.policy = GreedyPolicy(knock_at=10)
 
     def decide(self, view, legal):
-        time.sleep(0.015)
+        time.sleep(0.05)  # a series of several seconds: the next bots are up well before
         return self.policy(view, legal)
 
 

@@ -24,7 +24,6 @@ from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any, Final, NamedTuple
 
-from referee.match import MatchEnd
 from tournaments.inference import (
     ELO_PER_NAT,
     LEVEL,
@@ -259,100 +258,18 @@ def _hand_counts(stats: HandStats) -> tuple[int, ...]:
     )
 
 
-_ENDS: Final = frozenset(end.value for end in MatchEnd)
-_HAND_FIELDS: Final = tuple(f.name for f in fields(HandStats))
-_HAND_ZEROS: Final = (0,) * len(_HAND_FIELDS)
 _COUNTED: Final = len(_hand_counts(HandStats()))
 
 
-def _of_stored(match_id: str, end: object, data: Any) -> _Series | None:
-    """A series from its stored columns, when its summary is in the form the store writes and
-    reading it as :meth:`ResultRow.from_stored` does would give the same figures without an
-    error; ``None`` otherwise (then it is read so, and refused as it refuses it)."""
+def _of_stored(match_id: str, end: str, data: Any) -> _Series | None:
+    """A series from its stored columns, read as :meth:`ResultRow.from_stored` reads them (the
+    summary through ``MatchSummary.from_dict``, the one reader of its form); ``None`` where that
+    fails, so that the row is read again the long way and refused as :meth:`Store.results`
+    refuses it."""
     try:
-        return _usual_series(match_id, end, data)
+        return _of_result(ResultRow.from_stored(match_id, "", None, end, "", data, ""))
     except Exception:  # read the long way, which raises what it raises
         return None
-
-
-def _usual_series(match_id: str, end: object, data: Any) -> _Series | None:
-    """:func:`_of_stored`, each field checked as ``from_stored`` and ``MatchSummary.from_dict``
-    convert it (a field the standings do not count too: a summary damaged anywhere is refused
-    as before)."""
-    if type(data) is not dict or type(end) is not str or end not in _ENDS:
-        return None
-    get = data.get
-    seats, mirror, faults = data["seats"], get("duplicate_of"), data["faults"]
-    summary_id, summary_end, winner = get("match_id", ""), data["end"], data["winner"]
-    log, executed_on, hello = get("log", ""), get("executed_on"), get("hello")
-    totals, stats, hands = get("totals"), data["stats"], data["hand_stats"]
-    game_winners, forfeited = data["game_winners"], get("forfeited", ())
-    if (
-        faults  # rare: read the long way
-        or type(faults) is not list
-        or type(seats) is not list
-        or len(seats) != 2
-        or type(seats[0]) is not str
-        or type(seats[1]) is not str
-        or not (mirror is None or type(mirror) is str)
-        or type(summary_id) is not str
-        or type(summary_end) is not str
-        or summary_end not in _ENDS
-        or not (winner is None or type(winner) is int)
-        or type(log) is not str
-        or not (executed_on is None or type(executed_on) is str)
-        or type(hello) is not list
-        or len(hello) != 2
-        or not (hello[0] is None or type(hello[0]) is str)
-        or not (hello[1] is None or type(hello[1]) is str)
-        or type(totals) is not list
-        or len(totals) != 2
-        or type(stats) is not list
-        or len(stats) != 2
-        or type(hands) is not list
-        or len(hands) != 2
-        or type(game_winners) is not list
-        or None in game_winners
-        or type(forfeited) is not list
-    ):
-        return None
-    int(get("seed", 0))
-    int(get("hands", 0))
-    for seat in totals:
-        tuple(map(int, seat))
-    return _Series(
-        match_id,
-        mirror,
-        (seats[0], seats[1]),
-        winner,
-        tuple(map(int, forfeited)),
-        tuple(map(int, game_winners)),
-        (_stored_hand_counts(hands[0]), _stored_hand_counts(hands[1])),
-        (_stored_times(stats[0]), _stored_times(stats[1])),
-        (),
-    )
-
-
-def _stored_hand_counts(data: Any) -> tuple[int, ...]:
-    """A seat's counts as ``HandStats.from_dict`` reads them (each is read, those the standings
-    do not count too)."""
-    if type(data) is not dict:
-        raise TypeError("not a JSON object")
-    return tuple(map(int, map(data.get, _HAND_FIELDS, _HAND_ZEROS)))[:_COUNTED]
-
-
-def _stored_times(data: Any) -> tuple[int, float, float]:
-    """A seat's decisions and times as ``SeatStats.from_dict`` reads them (its strikes and
-    faults read too)."""
-    if type(data) is not dict:
-        raise TypeError("not a JSON object")
-    faults = data.get("faults") or {}
-    if not isinstance(faults, dict):
-        raise TypeError("faults is not an object")
-    for count in faults.values():
-        int(count)
-    int(data.get("strikes", 0))
-    return int(data["decisions"]), float(data["mean_ms"]), float(data["max_ms"])
 
 
 def _count(results: Sequence[_Series]) -> dict[str, BotStanding]:

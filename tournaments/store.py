@@ -627,11 +627,7 @@ class Store:
                 :meth:`result` say which).
         """
         with _collector_paused():
-            rows = self.db.execute(
-                "SELECT r.* FROM results r JOIN matches m USING (match_id)"
-                " WHERE r.league = ? ORDER BY m.rowid",
-                (league,),
-            ).fetchall()
+            rows = self.db.execute(_LEAGUE_RESULTS, (league,)).fetchall()
         return self._checked(rows, league)
 
     def _checked(
@@ -643,11 +639,8 @@ class Store:
             logged = LoggedResult(
                 row["match_id"], self._found_log(row["log_path"], league), row["summary"]
             )
-            where = logged.log_path
-            if row["league"] != league:  # as result() finds it: by the row's own league
-                where = self._found_log(row["log_path"], row["league"])
             try:
-                stored: ResultRow | StoreDamaged = _result(row, where)
+                stored: ResultRow | StoreDamaged = _result(row, logged.log_path)
             except StoreDamaged as error:
                 stored = error
             yield logged, stored
@@ -659,11 +652,7 @@ class Store:
             StoreDamaged: a result cannot be read.
         """
         with _collector_paused():
-            rows = self.db.execute(
-                "SELECT r.* FROM results r JOIN matches m USING (match_id)"
-                " WHERE r.league = ? ORDER BY m.rowid",
-                (league,),
-            ).fetchall()
+            rows = self.db.execute(_LEAGUE_RESULTS, (league,)).fetchall()
             return [_result(row, self._found_log(row["log_path"], league)) for row in rows]
 
     def read_results(
@@ -686,11 +675,7 @@ class Store:
             cursor.row_factory = None  # plain tuples: a fraction of the time of rows by name
             self.db.text_factory = str  # sqlite3's own UTF-8 decoding (it raises on any other)
             try:
-                rows = cursor.execute(
-                    "SELECT r.* FROM results r JOIN matches m USING (match_id)"
-                    " WHERE r.league = ? ORDER BY m.rowid",
-                    (league,),
-                ).fetchall()
+                rows = cursor.execute(_LEAGUE_RESULTS, (league,)).fetchall()
             except sqlite3.OperationalError:  # text that is not UTF-8: results() says where
                 rows = None
             finally:
@@ -880,6 +865,12 @@ def _state(row: sqlite3.Row) -> MatchState:
 
 def _match(row: sqlite3.Row) -> MatchRow:
     return MatchRow(**{**dict(row), "state": _state(row)})
+
+
+_LEAGUE_RESULTS: Final = (
+    "SELECT r.* FROM results r JOIN matches m USING (match_id) WHERE r.league = ? ORDER BY m.rowid"
+)
+"""Every result row of a league, in schedule order."""
 
 
 def _result(row: sqlite3.Row | dict[str, Any], log_path: str) -> ResultRow:

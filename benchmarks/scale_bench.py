@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import functools
 import gc
 import hashlib
 import io
@@ -74,8 +75,8 @@ from tournaments.league import LeagueConfig, create_league
 from tournaments.records import MatchSummary
 from tournaments.registry import Arena, parse_spec
 from tournaments.runner import LeagueRunner, Progress
-from tournaments.standings import Standings, read_standings
-from tournaments.stats import hand_stats, logged_hands
+from tournaments.standings import Standings, compute, read_standings
+from tournaments.stats import HandStats, hand_stats, logged_hands
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
 LEAGUE: Final = "scale"
@@ -502,6 +503,96 @@ def runner_memory(marks: list[int], *, traced: bool) -> dict[str, Any]:
     return found
 
 
+# --- the ratings of large fields ---------------------------------------------------------------
+
+
+def rated_results(
+    bots: int, per_bot: int = 100, *, seed: int = 7, band: int | None = None
+) -> list[ResultRow]:
+    """About ``bots * per_bot`` results of a field with Bradley-Terry strengths (normal, sd 200
+    Elo), in duplicate pairs of two legs with seats swapped, each leg won with the model's
+    probability: the opponents of each pair drawn at random, or within ``band`` places of the
+    bot in strength order (a ladder's pairing). Only what the standings read is filled in; the
+    same arguments give the same results."""
+    rng = random.Random(f"{bots}/{per_bot}/{seed}/{band}")
+    elo = sorted(rng.gauss(0.0, 200.0) for _ in range(bots))
+    names = [f"r{index:04d}@1" for index in range(bots)]
+    results = []
+    for pair in range(bots * per_bot // 2):
+        i = rng.randrange(bots)
+        if band is None:
+            j = i
+            while j == i:
+                j = rng.randrange(bots)
+        else:
+            j = min(bots - 1, max(0, i + rng.choice([k for k in range(-band, band + 1) if k])))
+            if j == i:
+                j = i - 1 if i else 1
+        p = 1 / (1 + 10 ** ((elo[j] - elo[i]) / 400))
+        first = f"p{pair:06d}a"
+        for leg, (seat0, seat1) in enumerate(((i, j), (j, i))):
+            won_by_i = rng.random() < p
+            winner = (0 if seat0 == i else 1) if won_by_i else (1 if seat0 == i else 0)
+            match_id = first if leg == 0 else f"p{pair:06d}b"
+            points = (rng.randint(0, 300), rng.randint(0, 300))
+            summary = MatchSummary(
+                match_id,
+                pair,
+                winner,
+                MatchEnd.COMPLETE,
+                (),
+                ((points[0],), (points[1],)),
+                (winner, winner),
+                10,
+                (),
+                (SeatStats(50, 1.0, 5.0, 0), SeatStats(50, 1.0, 5.0, 0)),
+                (
+                    HandStats(hands_won=5, points=points[0]),
+                    HandStats(hands_won=5, points=points[1]),
+                ),
+                (names[seat0], names[seat1]),
+            )
+            results.append(
+                ResultRow(
+                    match_id,
+                    LEAGUE,
+                    winner,
+                    MatchEnd.COMPLETE,
+                    "synthetic",
+                    summary,
+                    "",
+                    (names[seat0], names[seat1]),
+                    None if leg == 0 else first,
+                )
+            )
+    return results
+
+
+def ratings_side(fields: list[int], runs: int, figures: dict[str, Any]) -> None:
+    """Time :func:`compute` (the standings, ratings and every pairing's line) on fields of each
+    size in ``fields`` with 100 results per bot (:func:`rated_results`)."""
+    table = Table(title=f"standings of fields of 100 results per bot (median of {runs})")
+    for column in ("bots", "results", "pairings", "seconds", "runs", "intervals"):
+        table.add_column(column)
+    found = figures.setdefault("ratings", [])
+    for bots in fields:
+        results = rated_results(bots)
+        standings = compute(LEAGUE, results)
+        step = timed(f"{bots} bots", functools.partial(compute, LEAGUE, results), runs)
+        runs_text = " ".join(f"{s:.2f}" for s in step.seconds)
+        intervals = "approximate" if standings.approximate else "exact"
+        pairings = len(standings.pairwise) // 2
+        table.add_row(
+            str(bots), f"{len(results):,}", f"{pairings:,}", f"{step.median:.2f}", runs_text,
+            intervals,
+        )  # fmt: skip
+        found.append(
+            {"bots": bots, "results": len(results), "seconds": step.median, "runs": step.seconds,
+             "approximate": standings.approximate}
+        )  # fmt: skip
+    console.print(table)
+
+
 # --- the report --------------------------------------------------------------------------------
 
 
@@ -518,6 +609,13 @@ def main() -> None:
     parser.add_argument(
         "--runner-only", action="store_true", help="only the runner's memory (a fresh process)"
     )
+    parser.add_argument(
+        "--ratings-only",
+        type=int,
+        nargs="*",
+        metavar="BOTS",
+        help="only time the standings of fields of these sizes (default 50 150 200 400 1000)",
+    )
     parser.add_argument("--home", type=Path, help="keep the synthetic league here (reused)")
     parser.add_argument("--profile", action="store_true", help="print cProfile's top lines")
     parser.add_argument("--json", type=Path)
@@ -527,6 +625,9 @@ def main() -> None:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     figures: dict[str, Any] = {"results": args.results, "bots": args.bots}
+    if args.ratings_only is not None:
+        ratings_side(args.ratings_only or [50, 150, 200, 400, 1000], args.runs, figures)
+        args.runner_only, args.series = True, []
     if not args.runner_only:
         store_side(args, figures)
     if args.series:

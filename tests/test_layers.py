@@ -26,8 +26,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     "tournaments": frozenset(
         {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox"}
     ),
-    "tournaments.cli": frozenset(
+    "tournaments.arena": frozenset(
         {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox", "tournaments"}
+    ),
+    "tournaments.cli": frozenset(
+        {
+            "protocol",
+            "referee",
+            "referee.replay",
+            "referee.rules",
+            "referee.sandbox",
+            "tournaments",
+            "tournaments.arena",
+        }
     ),
 }
 """Each layer, and the layers it may import (besides itself)."""

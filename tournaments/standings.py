@@ -17,12 +17,13 @@ import csv
 import io
 import math
 import operator
+import random
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 from tournaments.inference import (
     ELO_PER_NAT,
@@ -44,6 +45,16 @@ DISPERSION_MIN_WEIGHT: Final = 0.05
 """Units whose expected series score ``p`` has ``p (1 - p)`` below this (p outside about
 0.05-0.95) say too little of the dispersion to count in it."""
 PRIOR_DISPERSION_DF: Final = 2
+DENSE_FIT_MAX_BOTS: Final = 160
+"""Fields of up to this many bots are fitted with dense matrices and get exact intervals (the
+fit takes about 2 s at 160 bots, and grows as the cube); larger ones get the sparse fit, with
+estimated intervals (``docs/standings.md``, "Large fields")."""
+_PROBES: Final = 32
+"""Random vectors of the Hutchinson estimate of a large field's covariance."""
+_PROBE_SEED: Final = "standings"
+"""Its random vectors' seed: the same results give the same intervals."""
+_SOLVE_TOLERANCE: Final = 1e-12
+_PROBE_TOLERANCE: Final = 1e-8
 
 
 @dataclass
@@ -157,6 +168,9 @@ class Standings:
     bots: list[BotStanding]
     pairwise: list[Pairwise]
     series: int
+    approximate: bool = False
+    """Whether the rating intervals are estimates (a field above ``DENSE_FIT_MAX_BOTS`` bots:
+    ``docs/standings.md``, "Large fields"), not the exact ones of smaller fields."""
 
     def crosstable(self) -> Crosstable:
         """The pairings as a grid, bots in the order of the standings."""
@@ -164,14 +178,14 @@ class Standings:
         return Crosstable(tuple(bot.bot for bot in self.bots), cells)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (schema in ``docs/standings.md``)."""
-        return {
-            "league": self.league,
-            "series": self.series,
-            "bots": [{**asdict(bot), "score": round(bot.score, 4)} for bot in self.bots],
-            "pairwise": [asdict(pair) for pair in self.pairwise],
-            "crosstable": self.crosstable().to_dict(),
-        }
+        """The JSON document (schema in ``docs/standings.md``); ``approximate`` only when true."""
+        document: dict[str, Any] = {"league": self.league, "series": self.series}
+        if self.approximate:
+            document["approximate"] = True
+        document["bots"] = [{**asdict(bot), "score": round(bot.score, 4)} for bot in self.bots]
+        document["pairwise"] = [asdict(pair) for pair in self.pairwise]
+        document["crosstable"] = self.crosstable().to_dict()
+        return document
 
     def to_csv(self) -> str:
         """One row per bot (faults flattened to ``faults_<kind>`` columns)."""
@@ -369,6 +383,19 @@ def _series_leg(series: _Series, mine: int) -> tuple[float, int]:
 # --- ratings -----------------------------------------------------------------------------------
 
 
+class _Row(Protocol):
+    """One row of a covariance: its entries by column."""
+
+    def __getitem__(self, column: int, /) -> float: ...
+
+
+class _Covariance(Protocol):
+    """A covariance read entry by entry, ``covariance[i][j]``: a tuple of tuples (the exact one
+    of a small field), or :class:`_ProbedCovariance` (the estimate of a large one)."""
+
+    def __getitem__(self, row: int, /) -> _Row: ...
+
+
 @dataclass(frozen=True)
 class Ratings:
     """A Bradley-Terry fit: ratings centred on the field average, and their covariance.
@@ -376,17 +403,32 @@ class Ratings:
     ``covariance`` is that of the centred ratings (``C Σ Cᵀ``, Elo²), so an interval holds the
     uncertainty of a bot against the field, not of the field's level, which no result measures.
     It is the model's inverse information scaled by the dispersion of the units (a duplicate
-    pair counts once: its legs are not independent)."""
+    pair counts once: its legs are not independent). Up to ``DENSE_FIT_MAX_BOTS`` bots it is the
+    exact inverse, a tuple of tuples; above, an estimate read entry by entry (``approximate``)."""
 
     bots: tuple[str, ...]
     elo: tuple[float, ...]
-    covariance: tuple[tuple[float, ...], ...]
+    covariance: _Covariance
     dispersion: float
     """Pearson's chi-square of the units over its degrees of freedom (with two more at 1): about
     1 if each series were an independent Bradley-Terry trial, below 1 when luck cancels within
     pairs, above 1 when it doubles."""
     df: int
     """Residual degrees of freedom: units minus bots plus one (0: too few to estimate)."""
+    approximate: bool = False
+    """Whether ``covariance`` is an estimate (a field above ``DENSE_FIT_MAX_BOTS`` bots), not
+    the exact inverse information; the ratings are exact either way."""
+    _where: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_where", {bot: i for i, bot in enumerate(self.bots)})
+
+    def _index(self, bot: str) -> int:
+        """The bot's place in ``bots`` (``ValueError`` if it has none, as ``bots.index``)."""
+        try:
+            return self._where[bot]
+        except KeyError:
+            raise ValueError(f"{bot!r} is not rated") from None
 
     def critical(self, level: float = LEVEL) -> float:
         """The two-sided quantile of the intervals: t on ``df``, or the normal's without."""
@@ -394,13 +436,13 @@ class Ratings:
 
     def rating(self, bot: str) -> tuple[float, float, float]:
         """The bot's rating and its 95% interval."""
-        i = self.bots.index(bot)
+        i = self._index(bot)
         half = self.critical() * math.sqrt(max(self.covariance[i][i], 0.0))
         return self.elo[i], self.elo[i] - half, self.elo[i] + half
 
     def difference(self, bot: str, other: str) -> tuple[float, float, float]:
         """``bot``'s rating minus ``other``'s, and its 95% interval."""
-        i, j = self.bots.index(bot), self.bots.index(other)
+        i, j = self._index(bot), self._index(other)
         cov = self.covariance
         variance = cov[i][i] + cov[j][j] - 2 * cov[i][j]
         half = self.critical() * math.sqrt(max(variance, 0.0))
@@ -532,7 +574,13 @@ def _shutouts(units: Sequence[_Unit]) -> set[tuple[int, int]]:
     return {key for key, shares in seen.items() if shares in ({0.0}, {1.0})}
 
 
-def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int = 100) -> Ratings:
+def fit_ratings(
+    units: Sequence[PairOutcome],
+    bots: Sequence[str],
+    rounds: int = 100,
+    *,
+    dense_max_bots: int | None = None,
+) -> Ratings:
     """Bradley-Terry ratings of the units' series (a draw half a win) and their covariance.
 
     The fit maximises the likelihood of every series with a weak prior (each bot also played
@@ -542,6 +590,12 @@ def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int =
     observation they are; chosen over a sandwich (robust) covariance summed over pairs, which
     covered 92-94% at 5-10 pairs per pairing where this covers 94-96% (docs/standings.md).
 
+    Fields of up to ``dense_max_bots`` bots (``DENSE_FIT_MAX_BOTS`` unless given) are fitted
+    with dense matrices, the exact inverse information giving the covariance. Larger ones are
+    fitted by :func:`_sparse_fit`: the same ratings (to about 1e-6 Elo), in time and memory that
+    grow with the pairings played rather than the cube of the bots, and an estimated covariance
+    (``approximate``).
+
     >>> one = PairOutcome("a", "b", (1.0, 0.0), 0)
     >>> ratings = fit_ratings([one] * 6 + [PairOutcome("a", "b", (1.0, 1.0), 0)] * 2, ["a", "b"])
     >>> [round(x) for x in ratings.difference("a", "b")]
@@ -550,6 +604,8 @@ def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int =
     index = {bot: i for i, bot in enumerate(bots)}
     coded = [(index[u.bot], index[u.opponent], u.scores) for u in units]
     totals = _totals(coded)
+    if len(bots) > (DENSE_FIT_MAX_BOTS if dense_max_bots is None else dense_max_bots):
+        return _sparse_fit(coded, totals, bots, rounds)
     theta = [0.0] * len(bots)
     for _ in range(rounds):
         grad, info = _information(totals, theta)
@@ -568,6 +624,254 @@ def fit_ratings(units: Sequence[PairOutcome], bots: Sequence[str], rounds: int =
         dispersion,
         df,
     )
+
+
+# --- ratings of a large field ------------------------------------------------------------------
+
+
+class _Graph(NamedTuple):
+    """A field's pairings as a sparse graph. Per edge (a pairing, lower index first): its two
+    bots, the first one's score and the series; per bot: its neighbours, and the edge to each."""
+
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    score: tuple[float, ...]
+    series: tuple[int, ...]
+    neighbours: tuple[tuple[int, ...], ...]
+    edges: tuple[tuple[int, ...], ...]
+
+
+def _graph(totals: dict[tuple[int, int], tuple[float, int]], size: int) -> _Graph:
+    """The graph of :func:`_totals`' pairings among ``size`` bots."""
+    neighbours: list[list[int]] = [[] for _ in range(size)]
+    edges: list[list[int]] = [[] for _ in range(size)]
+    for edge, (i, j) in enumerate(totals):
+        neighbours[i].append(j)
+        neighbours[j].append(i)
+        edges[i].append(edge)
+        edges[j].append(edge)
+    pairs = list(totals)
+    sums = list(totals.values())
+    return _Graph(
+        tuple(i for i, _ in pairs),
+        tuple(j for _, j in pairs),
+        tuple(score for score, _ in sums),
+        tuple(count for _, count in sums),
+        tuple(map(tuple, neighbours)),
+        tuple(map(tuple, edges)),
+    )
+
+
+class _Sparse(NamedTuple):
+    """The log-likelihood's gradient and information at a point, the information kept sparse:
+    ``I = diag(diagonal) - A``, ``A`` holding each pairing's ``weight`` off the diagonal
+    (``rows``: per bot, the weights of its edges in the order of its neighbours)."""
+
+    grad: list[float]
+    diagonal: list[float]
+    weights: list[float]
+    rows: list[list[float]]
+
+
+def _sparse_information(graph: _Graph, theta: Sequence[float]) -> _Sparse:
+    """:func:`_information`, sparse: the same gradient and matrix, in ``O(pairings)``."""
+    grad = [0.0] * len(theta)
+    diagonal = [0.0] * len(theta)
+    for bot, value in enumerate(theta):
+        p = 1 / (1 + math.exp(-value))
+        grad[bot] += PRIOR_GAMES * (1 - 2 * p)
+        diagonal[bot] += 2 * PRIOR_GAMES * p * (1 - p)
+    weights = []
+    for i, j, score, count in zip(
+        graph.first, graph.second, graph.score, graph.series, strict=True
+    ):
+        p = 1 / (1 + math.exp(theta[j] - theta[i]))
+        residual, weight = score - count * p, count * p * (1 - p)
+        grad[i] += residual
+        grad[j] -= residual
+        diagonal[i] += weight
+        diagonal[j] += weight
+        weights.append(weight)
+    rows = [[weights[edge] for edge in edges] for edges in graph.edges]
+    return _Sparse(grad, diagonal, weights, rows)
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return float(sum(map(operator.mul, a, b)))
+
+
+def _times(info: _Sparse, graph: _Graph, x: Sequence[float]) -> list[float]:
+    """``I x``, in ``O(pairings)``."""
+    get = x.__getitem__
+    return [
+        d * v - sum(map(operator.mul, row, map(get, neighbours)))
+        for d, v, row, neighbours in zip(info.diagonal, x, info.rows, graph.neighbours, strict=True)
+    ]
+
+
+def _conjugate_gradient(
+    info: _Sparse, graph: _Graph, b: Sequence[float], tolerance: float
+) -> list[float]:
+    """``x`` with ``I x = b``, by conjugate gradients preconditioned by the diagonal, until
+    the residual is ``tolerance`` times ``b`` (in norm); each round one product ``I p``."""
+    diagonal = info.diagonal
+    x = [0.0] * len(b)
+    r = list(b)
+    z = [value / d for value, d in zip(r, diagonal, strict=True)]
+    p = z[:]
+    rz = _dot(r, z)
+    limit = tolerance * tolerance * _dot(b, b)
+    for _ in range(4 * len(b) + 20):
+        if _dot(r, r) <= limit:
+            break
+        q = _times(info, graph, p)
+        alpha = rz / _dot(p, q)
+        x = [value + alpha * change for value, change in zip(x, p, strict=True)]
+        r = [value - alpha * change for value, change in zip(r, q, strict=True)]
+        z = [value / d for value, d in zip(r, diagonal, strict=True)]
+        rz, before = _dot(r, z), rz
+        p = [value + rz / before * change for value, change in zip(z, p, strict=True)]
+    return x
+
+
+def _sparse_fit(
+    coded: Sequence[_Unit],
+    totals: dict[tuple[int, int], tuple[float, int]],
+    bots: Sequence[str],
+    rounds: int,
+) -> Ratings:
+    """:func:`fit_ratings` of a large field: the same model, prior, Newton's method and centring,
+    each Newton step solved by :func:`_conjugate_gradient` on the sparse information (a weighted
+    graph Laplacian plus the prior's diagonal); the covariance is :class:`_ProbedCovariance`'s
+    estimate, times the same dispersion."""
+    graph = _graph(totals, len(bots))
+    theta = [0.0] * len(bots)
+    for _ in range(rounds):
+        info = _sparse_information(graph, theta)
+        step = _conjugate_gradient(info, graph, info.grad, _SOLVE_TOLERANCE)
+        theta = [value + change for value, change in zip(theta, step, strict=True)]
+        if max(map(abs, step), default=0.0) < 1e-10:
+            break
+    dispersion, df = _dispersion(coded, theta)
+    level = statistics.fmean(theta) if theta else 0.0
+    covariance = _ProbedCovariance.of(graph, _sparse_information(graph, theta), dispersion)
+    return Ratings(
+        tuple(bots),
+        tuple(ELO * (value - level) for value in theta),
+        covariance,
+        dispersion,
+        df,
+        approximate=True,
+    )
+
+
+class _ProbedRow:
+    """A row of :class:`_ProbedCovariance`, its entries computed when read."""
+
+    __slots__ = ("_matrix", "_row")
+
+    def __init__(self, matrix: _ProbedCovariance, row: int) -> None:
+        self._matrix = matrix
+        self._row = row
+
+    def __getitem__(self, column: int, /) -> float:
+        return self._matrix.entry(self._row, column)
+
+
+class _ProbedCovariance:
+    """The centred covariance ``s C I⁻¹ C`` (``s`` the dispersion times Elo², ``C = I - J/n``)
+    of a field too large to invert, estimated entry by entry without forming it.
+
+    It is split as ``C N C + R``: ``N = D⁻¹ + D⁻¹ A D⁻¹``, the first two terms of the Neumann
+    series of ``I⁻¹ = (D - A)⁻¹`` (``D`` the information's diagonal, ``A`` the pairings'
+    weights), is exact to read; ``R``, the rest (two or more steps through the graph, and what
+    the field's shape adds), is estimated by Hutchinson's method: for ``k`` fixed random ±1
+    vectors ``z``, ``R z`` is one conjugate-gradient solve each, and ``R ≈ mean (R z) zᵀ``
+    (symmetrised), unbiased whatever ``N``. ``C N C`` takes most of the covariance, so the
+    estimate's noise is that of the small rest: its relative error on a variance is about
+    ``1/√(k m)`` for a bot with ``m`` opponents (docs/standings.md, "Large fields")."""
+
+    def __init__(  # noqa: PLR0917 - the parts of the estimate
+        self,
+        scale: float,
+        inverse: list[float],
+        weights: dict[tuple[int, int], float],
+        means: list[float],
+        total: float,
+        probes: list[tuple[float, ...]],
+        answers: list[tuple[float, ...]],
+    ) -> None:
+        self._scale = scale
+        self._inverse = inverse
+        self._weights = weights
+        self._means = means
+        self._total = total
+        self._probes = probes
+        self._answers = answers
+        self._per_probe = 1.0 / (2 * len(probes[0])) if probes and probes[0] else 0.0
+
+    @classmethod
+    def of(cls, graph: _Graph, info: _Sparse, dispersion: float) -> _ProbedCovariance:
+        """The estimate for the information ``info`` of the graph, scaled by ``dispersion``."""
+        size = len(info.diagonal)
+        inverse = [1.0 / d for d in info.diagonal]
+        weights = {
+            (i, j): weight
+            for i, j, weight in zip(graph.first, graph.second, info.weights, strict=True)
+        }
+
+        def neumann(u: Sequence[float]) -> list[float]:
+            """``N u``."""
+            v = [a * b for a, b in zip(inverse, u, strict=True)]
+            get = v.__getitem__
+            return [
+                a + d * sum(map(operator.mul, row, map(get, neighbours)))
+                for a, d, row, neighbours in zip(
+                    v, inverse, info.rows, graph.neighbours, strict=True
+                )
+            ]
+
+        means = [value / size for value in neumann([1.0] * size)]
+        total = math.fsum(means) / size
+        rng = random.Random(_PROBE_SEED)
+        probes, answers = [], []
+        for _ in range(_PROBES):
+            z = [float(rng.getrandbits(1) * 2 - 1) for _ in range(size)]
+            mean = statistics.fmean(z)
+            u = [value - mean for value in z]
+            y = [
+                a - b
+                for a, b in zip(
+                    _conjugate_gradient(info, graph, u, _PROBE_TOLERANCE), neumann(u), strict=True
+                )
+            ]
+            mean = statistics.fmean(y)
+            probes.append(z)
+            answers.append([value - mean for value in y])
+        return cls(
+            dispersion * ELO * ELO,
+            inverse,
+            weights,
+            means,
+            total,
+            list(zip(*probes, strict=True)),
+            list(zip(*answers, strict=True)),
+        )
+
+    def __getitem__(self, row: int, /) -> _ProbedRow:
+        return _ProbedRow(self, row)
+
+    def entry(self, i: int, j: int) -> float:
+        """The estimated covariance of the centred ratings of bots ``i`` and ``j`` (Elo²)."""
+        if i == j:
+            near = self._inverse[i]
+        else:
+            pair = (i, j) if i < j else (j, i)
+            near = self._weights.get(pair, 0.0) * self._inverse[i] * self._inverse[j]
+        near += self._total - self._means[i] - self._means[j]
+        probes, answers = self._probes, self._answers
+        far = _dot(answers[i], probes[j]) + _dot(answers[j], probes[i])
+        return self._scale * (near + far * self._per_probe)
 
 
 def _rating_edge(
@@ -696,4 +1000,4 @@ def _compute(league: str, results: Sequence[_Series]) -> Standings:
         _pairing(bot, opponent, found, ratings)
         for (bot, opponent), found in sorted(grouped.items())
     ]
-    return Standings(league, ranked, pairwise, len(results))
+    return Standings(league, ranked, pairwise, len(results), ratings.approximate)

@@ -83,6 +83,46 @@ CREATE TABLE IF NOT EXISTS results (
     log_path TEXT NOT NULL,
     recorded_at REAL NOT NULL
 );
+CREATE INDEX IF NOT EXISTS matches_by_seat0 ON matches (seat0);
+CREATE INDEX IF NOT EXISTS matches_by_seat1 ON matches (seat1);
+CREATE TABLE IF NOT EXISTS authors (name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tokens (
+    digest TEXT PRIMARY KEY,
+    author TEXT NOT NULL REFERENCES authors(name),
+    created_at REAL NOT NULL,
+    revoked_at REAL
+);
+CREATE TABLE IF NOT EXISTS owners (
+    name TEXT PRIMARY KEY,
+    author TEXT NOT NULL REFERENCES authors(name)
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id TEXT PRIMARY KEY,
+    author TEXT NOT NULL REFERENCES authors(name),
+    state TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    bot TEXT,
+    message TEXT NOT NULL DEFAULT '',
+    report TEXT
+);
+CREATE TABLE IF NOT EXISTS entrants (
+    ident TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    joined_at REAL NOT NULL,
+    changed_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ratings (
+    ident TEXT NOT NULL,
+    at REAL NOT NULL,
+    rating REAL NOT NULL,
+    low REAL,
+    high REAL,
+    series INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ratings_by_bot ON ratings (ident, at);
 """
 
 
@@ -115,6 +155,68 @@ class LoggedResult:
     """Where its log is now (see :attr:`ResultRow.log_path`)."""
     summary: str
     """The ``summary`` column as stored (JSON text)."""
+
+
+class SubmissionState(enum.StrEnum):
+    """Where an upload to the hosted arena is (the ``state`` column of ``submissions``)."""
+
+    QUEUED = "queued"
+    """Received and kept, waiting for its check (a restarted server checks it then)."""
+    CHECKING = "checking"
+    ACCEPTED = "accepted"
+    """Registered (``bot`` names it)."""
+    REJECTED = "rejected"
+    """Refused (``message`` says why; ``report`` holds the checklist, if the kit ran)."""
+
+
+class EntrantState(enum.StrEnum):
+    """A bot's place in the hosted arena's ladder (the ``state`` column of ``entrants``)."""
+
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    """It faulted in every recent series (``reason`` says how); a new version enters afresh."""
+    RETIRED = "retired"
+    """Its author retired it, or a newer version of it entered: it plays no more."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """An upload to the hosted arena and its verdict."""
+
+    id: str
+    author: str
+    state: SubmissionState
+    created_at: float
+    finished_at: float | None
+    bot: str | None
+    """``name@version``, once known."""
+    message: str
+    report: str | None
+    """The conformance checklist as JSON (``None``: the kit did not run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """A bot of the ladder."""
+
+    ident: str
+    name: str
+    state: EntrantState
+    reason: str
+    joined_at: float
+    changed_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's ladder rating at one moment (after one of its pairs)."""
+
+    ident: str
+    at: float
+    rating: float
+    low: float | None
+    high: float | None
+    series: int
 
 
 class MatchState(enum.StrEnum):
@@ -560,6 +662,31 @@ class Store:
                 (state.value, note, match_id, MatchState.DONE.value),
             )
 
+    def pairing_counts(self, league: str) -> dict[str, int]:
+        """How many matches each pairing (``a|b``) of a league has scheduled (the next series
+        index of a ladder's pairing)."""
+        rows = self.db.execute(
+            "SELECT pairing, MAX(series_index) + 1 AS n FROM matches WHERE league = ?"
+            " GROUP BY pairing",
+            (league,),
+        ).fetchall()
+        return {str(row["pairing"]): int(row["n"]) for row in rows}
+
+    def matches_of(self, league: str, ident: str, limit: int = 20) -> list[MatchRow]:
+        """A bot's latest matches in a league (either seat), newest first."""
+        rows = self.db.execute(
+            "SELECT * FROM (SELECT rowid AS k, * FROM matches WHERE seat0 = ?1 AND league = ?2"
+            " UNION ALL SELECT rowid AS k, * FROM matches WHERE seat1 = ?1 AND league = ?2)"
+            " ORDER BY k DESC LIMIT ?3",
+            (ident, league, limit),
+        ).fetchall()
+        return [_match(_without(row, "k")) for row in rows]
+
+    def match(self, match_id: str) -> MatchRow | None:
+        """One scheduled match."""
+        row = self.db.execute("SELECT * FROM matches WHERE match_id = ?", (match_id,)).fetchone()
+        return None if row is None else _match(row)
+
     # --- results -------------------------------------------------------------------------------
 
     def record_result(self, row: ResultRow) -> bool:
@@ -719,6 +846,218 @@ class Store:
             None if row is None else _result(row, self._found_log(row["log_path"], row["league"]))
         )
 
+    def recorded_at(self, match_ids: list[str]) -> dict[str, float]:
+        """When each of these matches' results was recorded (those without one left out)."""
+        found: dict[str, float] = {}
+        for start in range(0, len(match_ids), 500):
+            chunk = match_ids[start : start + 500]
+            rows = self.db.execute(
+                "SELECT match_id, recorded_at FROM results WHERE match_id IN"
+                f" ({', '.join('?' for _ in chunk)})",
+                chunk,
+            ).fetchall()
+            found.update((str(row["match_id"]), float(row["recorded_at"])) for row in rows)
+        return found
+
+    def last_active(self, league: str) -> dict[str, float]:
+        """When each bot of a league last had a result recorded."""
+        rows = self.db.execute(
+            "SELECT m.seat0 AS a, m.seat1 AS b, MAX(r.recorded_at) AS at FROM results r"
+            " JOIN matches m USING (match_id) WHERE r.league = ? GROUP BY m.seat0, m.seat1",
+            (league,),
+        ).fetchall()
+        latest: dict[str, float] = {}
+        for row in rows:
+            for ident in (str(row["a"]), str(row["b"])):
+                latest[ident] = max(latest.get(ident, 0.0), float(row["at"]))
+        return latest
+
+    # --- the hosted arena: authors, tokens, uploads, the ladder's entrants and ratings --------
+
+    def add_author(self, name: str) -> bool:
+        """Create an author; False if the name is taken."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO authors (name, created_at) VALUES (?, ?)",
+                (name, time.time()),
+            )
+        return cursor.rowcount > 0
+
+    def authors(self) -> list[tuple[str, float, int]]:
+        """Every author: name, creation time, tokens not revoked."""
+        rows = self.db.execute(
+            "SELECT a.name, a.created_at, COUNT(t.digest) AS live FROM authors a LEFT JOIN"
+            " tokens t ON t.author = a.name AND t.revoked_at IS NULL GROUP BY a.name"
+            " ORDER BY a.name"
+        ).fetchall()
+        return [(str(row["name"]), float(row["created_at"]), int(row["live"])) for row in rows]
+
+    def add_token(self, author: str, digest: str) -> None:
+        """Keep a token of an author, by its digest only (the token itself is never stored)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO tokens (digest, author, created_at) VALUES (?, ?, ?)",
+                (digest, author, time.time()),
+            )
+
+    def token_author(self, digest: str) -> str | None:
+        """The author of a live (not revoked) token, by its digest."""
+        row = self.db.execute(
+            "SELECT author FROM tokens WHERE digest = ? AND revoked_at IS NULL", (digest,)
+        ).fetchone()
+        return None if row is None else str(row["author"])
+
+    def revoke_tokens(self, author: str, digest_prefix: str = "") -> int:
+        """Revoke an author's live tokens (those whose digest starts so; all with ``""``);
+        returns how many."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE author = ? AND revoked_at IS NULL"
+                " AND substr(digest, 1, length(?)) = ?",
+                (time.time(), author, digest_prefix, digest_prefix),
+            )
+        return cursor.rowcount
+
+    def tokens(self, author: str) -> list[tuple[str, float, float | None]]:
+        """An author's tokens: digest, creation time, revocation time."""
+        rows = self.db.execute(
+            "SELECT digest, created_at, revoked_at FROM tokens WHERE author = ? ORDER BY rowid",
+            (author,),
+        ).fetchall()
+        return [(str(row["digest"]), float(row["created_at"]), row["revoked_at"]) for row in rows]
+
+    def claim_name(self, name: str, author: str) -> str:
+        """Give a bot name to an author unless another has it; returns the name's owner."""
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO owners (name, author) VALUES (?, ?)", (name, author))
+            row = db.execute("SELECT author FROM owners WHERE name = ?", (name,)).fetchone()
+        return str(row["author"])
+
+    def owner(self, name: str) -> str | None:
+        """The author who owns a bot name in the hosted arena."""
+        row = self.db.execute("SELECT author FROM owners WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row["author"])
+
+    def owners(self) -> dict[str, str]:
+        """Every owned bot name and its author."""
+        rows = self.db.execute("SELECT name, author FROM owners").fetchall()
+        return {str(row["name"]): str(row["author"]) for row in rows}
+
+    def add_submission(self, submission_id: str, author: str) -> None:
+        """Record an upload, queued for its check."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO submissions (id, author, state, created_at) VALUES (?, ?, ?, ?)",
+                (submission_id, author, SubmissionState.QUEUED.value, time.time()),
+            )
+
+    def set_submission(
+        self,
+        submission_id: str,
+        state: SubmissionState,
+        *,
+        bot: str | None = None,
+        message: str = "",
+        report: str | None = None,
+    ) -> None:
+        """Move an upload on (its verdict's time is set once it is accepted or rejected)."""
+        done = state in (SubmissionState.ACCEPTED, SubmissionState.REJECTED)
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE submissions SET state = ?, bot = COALESCE(?, bot), message = ?,"
+                " report = COALESCE(?, report), finished_at = ? WHERE id = ?",
+                (state.value, bot, message, report, time.time() if done else None, submission_id),
+            )
+
+    def submission(self, submission_id: str) -> Submission | None:
+        """One upload."""
+        row = self.db.execute("SELECT * FROM submissions WHERE id = ?", (submission_id,)).fetchone()
+        return None if row is None else _submission(row)
+
+    def submissions(
+        self, state: SubmissionState | None = None, author: str | None = None, limit: int = 100
+    ) -> list[Submission]:
+        """Uploads, oldest first, optionally in one state or of one author."""
+        query, args = "SELECT * FROM submissions WHERE 1", list[object]()
+        if state is not None:
+            query, args = query + " AND state = ?", [*args, state.value]
+        if author is not None:
+            query, args = query + " AND author = ?", [*args, author]
+        rows = self.db.execute(query + " ORDER BY rowid LIMIT ?", (*args, limit)).fetchall()
+        return [_submission(row) for row in rows]
+
+    def requeue_submissions(self) -> int:
+        """Uploads a killed server was checking go back to the queue; returns how many."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE submissions SET state = ? WHERE state = ?",
+                (SubmissionState.QUEUED.value, SubmissionState.CHECKING.value),
+            )
+        return cursor.rowcount
+
+    def enter(self, ident: str, name: str) -> bool:
+        """Enter a bot into the ladder, active (a bot entered before keeps its state); False if
+        it was there."""
+        now = time.time()
+        with self.transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO entrants (ident, name, state, joined_at, changed_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (ident, name, EntrantState.ACTIVE.value, now, now),
+            )
+        return cursor.rowcount > 0
+
+    def set_entrant(self, ident: str, state: EntrantState, reason: str = "") -> bool:
+        """Change a ladder bot's state; False if it has none or already had that state."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE entrants SET state = ?, reason = ?, changed_at = ? WHERE ident = ?"
+                " AND state != ?",
+                (state.value, reason, time.time(), ident, state.value),
+            )
+        return cursor.rowcount > 0
+
+    def entrants(self, state: EntrantState | None = None) -> list[Entrant]:
+        """The ladder's bots, in the order they entered."""
+        query, args = "SELECT * FROM entrants", tuple[str, ...]()
+        if state is not None:
+            query, args = query + " WHERE state = ?", (state.value,)
+        rows = self.db.execute(query + " ORDER BY joined_at, rowid", args).fetchall()
+        return [_entrant(row) for row in rows]
+
+    def entrant(self, ident: str) -> Entrant | None:
+        """One ladder bot."""
+        row = self.db.execute("SELECT * FROM entrants WHERE ident = ?", (ident,)).fetchone()
+        return None if row is None else _entrant(row)
+
+    def add_ratings(self, points: list[RatingPoint]) -> None:
+        """Append ladder ratings (the plot of each bot's rating over time)."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT INTO ratings (ident, at, rating, low, high, series) VALUES (?, ?, ?, ?, ?,"
+                " ?)",
+                [(p.ident, p.at, p.rating, p.low, p.high, p.series) for p in points],
+            )
+
+    def rating_history(self, ident: str, limit: int = 500) -> list[RatingPoint]:
+        """A bot's ladder ratings, oldest first (the latest ``limit``)."""
+        rows = self.db.execute(
+            "SELECT * FROM (SELECT rowid AS k, * FROM ratings WHERE ident = ? ORDER BY at DESC,"
+            " k DESC LIMIT ?) ORDER BY at, k",
+            (ident, limit),
+        ).fetchall()
+        return [
+            RatingPoint(
+                str(row["ident"]),
+                float(row["at"]),
+                float(row["rating"]),
+                row["low"],
+                row["high"],
+                int(row["series"]),
+            )
+            for row in rows
+        ]
+
     def _in_home(self, log: str) -> str:
         """A path (a log's, a bot copy's) as the store keeps it: relative to the arena home when
         it is in the home, so that the home can be moved with its logs and bots."""
@@ -856,14 +1195,14 @@ def _text(data: bytes) -> str:
         raise StoreDamaged("text", f"{data[:40]!r} is not UTF-8") from None
 
 
-def _state(row: sqlite3.Row) -> MatchState:
+def _state(row: sqlite3.Row | dict[str, Any]) -> MatchState:
     try:
         return MatchState(row["state"])
     except ValueError:
         raise StoreDamaged(f"match {row['match_id']}", f"unknown state {row['state']!r}") from None
 
 
-def _match(row: sqlite3.Row) -> MatchRow:
+def _match(row: sqlite3.Row | dict[str, Any]) -> MatchRow:
     return MatchRow(**{**dict(row), "state": _state(row)})
 
 
@@ -892,6 +1231,45 @@ def _result(row: sqlite3.Row | dict[str, Any], log_path: str) -> ResultRow:
         plain = isinstance(error, ValueError | TypeError)
         why = str(error) if plain else f"{type(error).__name__}: {error}"
         raise StoreDamaged(f"result of match {row['match_id']}", why) from None
+
+
+def _without(row: sqlite3.Row, key: str) -> dict[str, Any]:
+    fields = dict(row)
+    del fields[key]
+    return fields
+
+
+def _submission(row: sqlite3.Row) -> Submission:
+    try:
+        state = SubmissionState(row["state"])
+    except ValueError:
+        raise StoreDamaged(f"upload {row['id']}", f"unknown state {row['state']!r}") from None
+    return Submission(
+        str(row["id"]),
+        str(row["author"]),
+        state,
+        float(row["created_at"]),
+        row["finished_at"],
+        row["bot"],
+        str(row["message"]),
+        row["report"],
+    )
+
+
+def _entrant(row: sqlite3.Row) -> Entrant:
+    try:
+        state = EntrantState(row["state"])
+    except ValueError:
+        why = f"unknown state {row['state']!r}"
+        raise StoreDamaged(f"ladder bot {row['ident']}", why) from None
+    return Entrant(
+        str(row["ident"]),
+        str(row["name"]),
+        state,
+        str(row["reason"]),
+        float(row["joined_at"]),
+        float(row["changed_at"]),
+    )
 
 
 def _bot(row: sqlite3.Row) -> BotRow:

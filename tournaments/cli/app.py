@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tournaments.cli import bot, league, play, sandbox
+from tournaments.cli import arena, bot, league, play, sandbox
 from tournaments.cli.common import app
 from tournaments.cli.match import match
 from tournaments.cli.replay import replay
@@ -11,4 +11,4 @@ from tournaments.cli.replay import replay
 app.command()(replay)
 app.command()(match)
 
-__all__ = ["app", "bot", "league", "play", "sandbox"]
+__all__ = ["app", "arena", "bot", "league", "play", "sandbox"]

@@ -95,9 +95,13 @@ sandbox_app = _group("The bot sandbox on this machine.")
 league_app = _group(
     "Run leagues (round robins and gauntlets), extend them, and read their standings."
 )
+arena_app = _group("The hosted arena: serve it, and manage its authors and ladder.")
+author_app = _group("The arena's authors and their API tokens.")
+arena_app.add_typer(author_app, name="author")
 app.add_typer(bot_app, name="bot")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(league_app, name="league")
+app.add_typer(arena_app, name="arena")
 
 Strict = Annotated[
     bool,

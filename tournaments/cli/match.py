@@ -27,7 +27,6 @@ from tournaments.cli.common import (
     said,
     seconds,
 )
-from tournaments.cli.words import counts_text, elo_text, verdict_text
 from tournaments.executors import ExecutorError
 from tournaments.headtohead import (
     MatchReport,
@@ -43,6 +42,7 @@ from tournaments.registry import Arena, RegistryError, resolve
 from tournaments.runner import LeagueBusy, PairTally, Progress
 from tournaments.sprt import SprtSettings
 from tournaments.store import Store, StoreDamaged
+from tournaments.words import counts_text, elo_text, verdict_text
 
 DEFAULT_CAP = 2000
 """Pairs at most of a match with a test, unless ``--max-pairs`` says otherwise."""

@@ -30,9 +30,9 @@ from referee.replay import (
     verify_log,
 )
 from tournaments.cli.common import fail, open_arena, said
-from tournaments.cli.replay_html import replay_html
 from tournaments.cli.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 from tournaments.registry import Arena
+from tournaments.replay_html import replay_html
 from tournaments.store import StoreDamaged
 
 console = Console(emoji=False)  # ":name:" in bot text stays as written

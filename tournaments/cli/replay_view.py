@@ -37,7 +37,7 @@ from referee.replay import (
 )
 from referee.rules import Card, min_deadwood
 from tournaments.cli.render import cards_text, showdown_text
-from tournaments.cli.words import series_lines, step_text
+from tournaments.words import series_lines, step_text
 
 HIDDEN = "▒▒"
 PILE_SHOWN = 14

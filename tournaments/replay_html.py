@@ -27,9 +27,9 @@ from referee.replay import (
     viewer_name,
 )
 from referee.rules import Card, CardSet, min_deadwood
-from tournaments.cli.words import drawn_text, scores_text, series_lines, step_text
+from tournaments.words import drawn_text, scores_text, series_lines, step_text
 
-ASSETS = files("tournaments.cli") / "replay_assets"
+ASSETS = files("tournaments") / "replay_assets"
 
 
 def _cards(cards: CardSet | tuple[Card, ...]) -> list[str]:

@@ -1,0 +1,303 @@
+"""The hosted arena's ladder: a league that never ends, scheduled one duplicate pair at a time.
+
+The ladder is the league named :data:`LADDER` in the store, played by the league runner (the same
+claims, retries, logs and results, so ``gin league standings ladder`` and ``gin league verify
+ladder`` read it as any league). What differs is where its matches come from: whenever a slot is
+free, :func:`choose_pairing` picks the next pairing from the bots entered and active, and the
+pair's two legs (the same deal, seats swapped) are scheduled then and played one after the other
+on that slot, so the legs of a pair are never played at once.
+
+The choice: a bot with fewer than :data:`FIRST_PAIRS` pairs plays first (the fewest first), so a
+new bot has its first games at once; otherwise a bot is drawn with a weight of its rating
+interval's width (the least known most often), and its opponent is the bot whose order against it
+is the least settled: close ratings against wide intervals, and few pairs between them.
+
+Restart-safe as a league is: the series index of a pairing's next pair follows from the store, so
+a killed server's half-played pair is played (its pending legs) before any new one, and no result
+can be recorded twice (results are keyed by match id). A bot whose every one of its last
+:data:`SUSPEND_AFTER` series has a fault of its own (a crash, a timeout, a bad answer) is
+suspended, with the reason its page shows.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import trio
+
+from referee.control import FaultPolicy, TimeControl
+from referee.rules import RuleParams
+from tournaments.executors import Executor
+from tournaments.league import LeagueConfig, StoredLeague, derive_seed, match_id
+from tournaments.registry import Arena
+from tournaments.runner import LeagueRunner, Listener, _pairs_in_order
+from tournaments.store import EntrantState, MatchRow, MatchState, Store
+
+LADDER: Final = "ladder"
+"""The ladder's league name in the store."""
+FIRST_PAIRS: Final = 3
+"""Pairs a new bot plays before the choice weighs uncertainty."""
+SUSPEND_AFTER: Final = 4
+"""A bot with a fault of its own in each of its last this many series is suspended."""
+UNKNOWN_WIDTH: Final = 400.0
+"""The interval half-width (Elo) of a bot the ratings do not know yet."""
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the scheduler knows of a bot: its rating and the half-width of its interval."""
+
+    rating: float = 0.0
+    width: float = UNKNOWN_WIDTH
+
+
+def pairing_key(first: str, second: str) -> str:
+    """The pairing of two bots as the store keys it (sorted: ``a|b``)."""
+    low, high = sorted((first, second))
+    return f"{low}|{high}"
+
+
+def choose_pairing(
+    active: Collection[str],
+    known: Mapping[str, Known],
+    pairs: Mapping[str, int],
+    between: Mapping[str, int],
+    *,
+    busy: Collection[str] = (),
+    rng: random.Random | None = None,
+) -> tuple[str, str] | None:
+    """The next pairing to play (sorted), or ``None`` when fewer than two bots can play.
+
+    ``pairs``: pairs each bot has played or has in flight; ``between``: pairs of each pairing
+    (its key, :func:`pairing_key`); ``busy``: pairings in flight, which are not chosen again
+    while another pairing is possible.
+
+    >>> choose_pairing(["a", "b", "c"], {}, {"a": 5, "b": 5, "c": 0}, {}, rng=random.Random(1))[1]
+    'c'
+    """
+    rng = rng or random.Random()
+    bots = sorted(active)
+    if len(bots) < 2:
+        return None
+    fresh = [bot for bot in bots if pairs.get(bot, 0) < FIRST_PAIRS]
+    if fresh:
+        least = min(pairs.get(bot, 0) for bot in fresh)
+        first = rng.choice([bot for bot in fresh if pairs.get(bot, 0) == least])
+    else:
+        weights = [known.get(bot, Known()).width ** 2 + 1.0 for bot in bots]
+        first = rng.choices(bots, weights)[0]
+    mine = known.get(first, Known())
+    best: tuple[float, str] | None = None
+    for other in bots:
+        if other == first:
+            continue
+        key = pairing_key(first, other)
+        theirs = known.get(other, Known())
+        spread = math.sqrt(mine.width**2 + theirs.width**2) + 1.0
+        closeness = math.exp(-0.5 * ((mine.rating - theirs.rating) / spread) ** 2)
+        weight = closeness / (1 + between.get(key, 0)) * (1.0 + 0.2 * rng.random())
+        if key in busy:
+            weight *= 1e-6  # a pairing in flight only when nothing else is left
+        if best is None or weight > best[0]:
+            best = (weight, other)
+    assert best is not None
+    low, high = sorted((first, best[1]))
+    return low, high
+
+
+def ladder_config(
+    bots: Collection[str],
+    jobs: int,
+    time_control: TimeControl | None = None,
+    fault_policy: FaultPolicy | None = None,
+    rules: RuleParams | None = None,
+) -> LeagueConfig:
+    """The ladder's league definition (its bots: every one that ever entered)."""
+    return LeagueConfig(
+        LADDER,
+        None,
+        tuple(sorted(bots)),
+        series_per_pairing=2,
+        duplicate=True,
+        jobs=jobs,
+        time_control=time_control or TimeControl(),
+        fault_policy=fault_policy or FaultPolicy(),
+        rules=rules or RuleParams(),
+    )
+
+
+def own_faults(store: Store, ident: str, count: int = SUSPEND_AFTER) -> list[str] | None:
+    """The kinds of this bot's own faults in each of its last ``count`` played series, one kind
+    per series (its first fault there); ``None`` if one of them had none or it has played fewer
+    than ``count``."""
+    played = [m for m in store.matches_of(LADDER, ident, 4 * count) if m.state == MatchState.DONE]
+    kinds: list[str] = []
+    for match in played[:count]:
+        result = store.result(match.match_id)
+        if result is None:
+            return None
+        seat = 0 if match.seat0 == ident else 1
+        mine = [fault for fault in result.summary.faults if fault.seat == seat]
+        if not mine:
+            return None
+        kinds.append(mine[0].kind.value)
+    return kinds if len(kinds) == count else None
+
+
+PairListener = Callable[[list[MatchRow]], None]
+
+
+class Ladder(LeagueRunner):
+    """Plays the ladder until cancelled: every slot busy with a duplicate pair."""
+
+    def __init__(
+        self,
+        arena: Arena,
+        store: Store,
+        jobs: int,
+        *,
+        executor: Executor | None = None,
+        listener: Listener | None = None,
+        on_pair: PairListener | None = None,
+        strict: bool = False,
+        time_control: TimeControl | None = None,
+        rules: RuleParams | None = None,
+        seed: int | None = None,
+    ) -> None:
+        """``on_pair`` is told of each pair once both its legs are recorded (the ratings'
+        refresh, the pages' events); ``seed`` fixes the scheduler's random choices (tests)."""
+        entered = [entrant.ident for entrant in store.entrants()]
+        config = ladder_config(entered, jobs, time_control, None, rules)
+        super().__init__(
+            arena, store, config, jobs, strict=strict, listener=listener, executor=executor
+        )
+        self.on_pair = on_pair or (lambda _legs: None)
+        self.known: dict[str, Known] = {}
+        """The latest ratings (the arena's board sets them after each refresh)."""
+        self._rng = random.Random(seed)
+        self._changed = trio.Event()
+        """Set when bots enter or leave, or a pair ends: the scheduler looks again."""
+        self._busy: Counter[str] = Counter()
+        """Pairings in flight."""
+        self._between: dict[str, int] = {}
+        self._pairs: Counter[str] = Counter()
+        self.pairs_done = 0
+
+    def wake(self) -> None:
+        """Bots entered or left: look for a pairing again."""
+        self._changed.set()
+
+    def _count_scheduled(self) -> None:
+        self._between = {
+            key: (count + 1) // 2 for key, count in self.store.pairing_counts(LADDER).items()
+        }
+        self._pairs = Counter()
+        for key, count in self._between.items():
+            for ident in key.split("|"):
+                self._pairs[ident] += count
+
+    async def _start(self, nursery: trio.Nursery, limiter: trio.CapacityLimiter) -> None:
+        """First the legs a killed server left pending, then new pairs for ever."""
+        self._count_scheduled()
+        for legs in _pairs_in_order(self.store.pending(LADDER)):
+            await self._wait_for_room()
+            self._launch(nursery, legs, limiter)
+        while True:
+            await self._wait_for_room()
+            scheduled = self._schedule()
+            if scheduled is None:
+                self._changed = trio.Event()
+                await self._changed.wait()
+                continue
+            self._launch(nursery, scheduled, limiter)
+
+    async def _wait_for_room(self) -> None:
+        while self._started >= max(self.progress.slots, 1):
+            await self._room.park()
+
+    def _launch(
+        self, nursery: trio.Nursery, legs: list[MatchRow], limiter: trio.CapacityLimiter
+    ) -> None:
+        key = legs[0].pairing
+        self._busy[key] += 1
+        self._started += 1
+        nursery.start_soon(self._windowed, self._ladder_pair(legs, key, limiter))
+
+    async def _ladder_pair(
+        self, legs: list[MatchRow], key: str, limiter: trio.CapacityLimiter
+    ) -> None:
+        try:
+            await self._play_pair(legs, limiter)
+        finally:
+            self._busy[key] -= 1
+            if not self._busy[key]:
+                del self._busy[key]
+        self.pairs_done += 1
+        self._suspend_faulty(legs)
+        self.on_pair(legs)
+        self._changed.set()
+
+    def _schedule(self) -> list[MatchRow] | None:
+        """The next pair's two legs, saved to the store (``None``: no pairing to play)."""
+        active = [e.ident for e in self.store.entrants(EntrantState.ACTIVE)]
+        chosen = choose_pairing(
+            active, self.known, self._pairs, self._between, busy=self._busy, rng=self._rng
+        )
+        if chosen is None:
+            return None
+        first, second = chosen
+        key = f"{first}|{second}"
+        index = self._between.get(key, 0)
+        secret = self.store.league_secret(LADDER) or self.store.secret(f"league:{LADDER}")
+        seed = derive_seed(secret, key, index)
+        leg = match_id(LADDER, first, second, 2 * index)
+        legs = [
+            MatchRow(
+                leg, LADDER, key, 2 * index, first, second, seed, None, MatchState.PENDING, 0, ""
+            ),
+            MatchRow(
+                match_id(LADDER, first, second, 2 * index + 1),
+                LADDER,
+                key,
+                2 * index + 1,
+                second,
+                first,
+                seed,
+                leg,
+                MatchState.PENDING,
+                0,
+                "",
+            ),
+        ]
+        entered = sorted({e.ident for e in self.store.entrants()} | {first, second})
+        self.config = ladder_config(
+            entered,
+            self.config.jobs,
+            self.config.time_control,
+            self.config.fault_policy,
+            self.config.rules,
+        )
+        stored = StoredLeague(self.config, tuple(self.config.bots))
+        self.store.save_league(LADDER, stored.to_json(), legs, secret)
+        self._between[key] = index + 1
+        self._pairs[first] += 1
+        self._pairs[second] += 1
+        self.progress.total += 2
+        return legs
+
+    def _suspend_faulty(self, legs: list[MatchRow]) -> None:
+        for ident in (legs[0].seat0, legs[0].seat1):
+            kinds = own_faults(self.store, ident)
+            if kinds is None:
+                continue
+            counted = ", ".join(f"{kind} ({n})" for kind, n in Counter(kinds).most_common())
+            reason = (
+                f"suspended: a fault of its own in each of its last {SUSPEND_AFTER} series "
+                f"({counted}); submit a new version to play again"
+            )
+            self.store.set_entrant(ident, EntrantState.SUSPENDED, reason)

@@ -1,0 +1,277 @@
+"""What the web app asks of the hosted arena: one object over the store, the ladder, the intake
+of uploads, the leaderboard and the events the live pages follow.
+
+Threads: the store's main connection (``store``) belongs to the trio thread, which runs the
+ladder, the intake and the web app's ``async`` endpoints. Work that reads much (a page, the
+leaderboard's fit) runs in worker threads, each on its own connection (:meth:`reader`): SQLite in
+WAL lets them read while the ladder writes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import trio
+
+from referee.control import TimeControl
+from tournaments.arena.board import Board, compute_board, new_points
+from tournaments.arena.ladder import Known, Ladder
+from tournaments.executors import Executor
+from tournaments.registry import Arena, Checker, parse_spec
+from tournaments.runner import Progress
+from tournaments.store import BotRow, Entrant, EntrantState, MatchRow, Store
+
+EVENT_BUFFER: Final = 64
+"""Events a slow reader may fall behind by before it misses some (it never blocks the arena)."""
+MAX_LISTENERS: Final = 1000
+"""Live pages open at once (each holds a connection)."""
+
+
+class ArenaRefusal(ValueError):  # noqa: N818 - named for what it is, as LeagueBusy
+    """A request the arena refuses (not found, not yours); ``status`` is its HTTP status."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One thing that happened, for the live pages (server-sent events)."""
+
+    id: int
+    kind: str
+    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``."""
+    data: dict[str, Any]
+
+
+class EventHub:
+    """Fans events out to every listener, each through a small buffer: a listener that does not
+    keep up loses events rather than slowing anything down."""
+
+    def __init__(self) -> None:
+        self._listeners: set[trio.MemorySendChannel[Event]] = set()
+        self._next = 1
+        self.recent: deque[Event] = deque(maxlen=EVENT_BUFFER)
+
+    def publish(self, kind: str, data: dict[str, Any]) -> Event:
+        """Send an event to every listener (never waits)."""
+        event = Event(self._next, kind, data)
+        self._next += 1
+        self.recent.append(event)
+        for channel in list(self._listeners):
+            try:
+                channel.send_nowait(event)
+            except trio.WouldBlock:
+                pass  # a slow reader: it misses this one
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self._listeners.discard(channel)
+        return event
+
+    @property
+    def listeners(self) -> int:
+        """How many listen now."""
+        return len(self._listeners)
+
+    @asynccontextmanager
+    async def listen(self) -> AsyncIterator[trio.MemoryReceiveChannel[Event]]:
+        """A channel of the events from now on, for as long as the block lasts.
+
+        Raises:
+            ArenaRefusal: :data:`MAX_LISTENERS` listen already (status 503).
+        """
+        if len(self._listeners) >= MAX_LISTENERS:
+            raise ArenaRefusal("too many live pages open: try again later", 503)
+        send, receive = trio.open_memory_channel[Event](EVENT_BUFFER)
+        self._listeners.add(send)
+        try:
+            yield receive
+        finally:
+            self._listeners.discard(send)
+            send.close()
+
+
+@dataclass
+class LiveMatch:
+    """A match in flight, as the live page shows it."""
+
+    match_id: str
+    seats: tuple[str, str]
+    started: float
+    """Wall-clock time it started."""
+
+
+@dataclass
+class _Live:
+    running: dict[str, LiveMatch] = field(default_factory=dict)
+
+
+class ArenaService:
+    """The arena a server serves: the store, the ladder, the intake, the board, the events."""
+
+    def __init__(
+        self,
+        arena: Arena,
+        store: Store,
+        *,
+        jobs: int = 2,
+        executor: Executor | None = None,
+        checker: Checker | None = None,
+        strict: bool = False,
+        time_control: TimeControl | None = None,
+        seed: int | None = None,
+        ladder: bool = True,
+    ) -> None:
+        """``checker`` runs the conformance kit on each upload (``None``: none, for tests of
+        trusted code only); ``ladder=False`` serves pages and takes uploads without playing."""
+        from tournaments.arena.intake import Intake  # noqa: PLC0415 - intake uses this module
+
+        self.arena = arena
+        self.store = store
+        self.events = EventHub()
+        self.board = Board.empty()
+        self._live = _Live()
+        self._local = threading.local()
+        self._board_wanted = trio.Event()
+        self._board_wanted.set()  # the first board at once
+        self.ladder: Ladder | None = None
+        if ladder:
+            self.ladder = Ladder(
+                arena,
+                store,
+                jobs,
+                executor=executor,
+                listener=self._progress,
+                on_pair=self._pair_done,
+                strict=strict,
+                time_control=time_control,
+                seed=seed,
+            )
+        self.intake = Intake(self, checker)
+        self.started_at = time.time()
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Run the ladder, the intake and the board's refresh until cancelled."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._refresh_board)
+            nursery.start_soon(self.intake.run)
+            if self.ladder is not None:
+                nursery.start_soon(self.ladder.run)
+            task_status.started()
+
+    def reader(self) -> Store:
+        """This thread's own connection to the store (for reads off the trio thread)."""
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = Store(self.arena.store_path)
+            self._local.store = store
+        return store
+
+    async def _refresh_board(self) -> None:
+        """Recompute the board whenever a pair ended (or bots came or went) since the last."""
+        while True:
+            await self._board_wanted.wait()
+            self._board_wanted = trio.Event()
+            before = self.board
+            board = await trio.to_thread.run_sync(lambda: compute_board(self.reader()))
+            self.board = board
+            points = new_points(before, board)
+            if points:
+                self.store.add_ratings(points)
+            if self.ladder is not None:
+                self.ladder.known = {
+                    row.ident: Known(row.rating or 0.0, _half_width(row.low, row.high))
+                    for row in board.rows
+                    if row.rating is not None
+                }
+            self.events.publish("board", {"series": board.series, "bots": len(board.rows)})
+
+    def want_board(self) -> None:
+        """Ask for a fresh board (coalesced: one computation at a time)."""
+        self._board_wanted.set()
+
+    def _progress(self, progress: Progress) -> None:
+        """The ladder's progress: matches that started or ended, as events."""
+        running = progress.running
+        for match_id in [m for m in self._live.running if m not in running]:
+            ended = self._live.running.pop(match_id)
+            self.events.publish("finished", {"match": match_id, "seats": list(ended.seats)})
+        for match_id in running:
+            if match_id not in self._live.running:
+                match = self.store.match(match_id)
+                seats = ("", "") if match is None else (match.seat0, match.seat1)
+                self._live.running[match_id] = LiveMatch(match_id, seats, time.time())
+                self.events.publish("started", {"match": match_id, "seats": list(seats)})
+
+    def _pair_done(self, legs: list[MatchRow]) -> None:
+        self.events.publish(
+            "pair",
+            {"matches": [leg.match_id for leg in legs], "seats": [legs[0].seat0, legs[0].seat1]},
+        )
+        self.want_board()
+
+    def live(self) -> list[LiveMatch]:
+        """The matches in flight, oldest first."""
+        return sorted(self._live.running.values(), key=lambda match: match.started)
+
+    # --- bots ----------------------------------------------------------------------------------
+
+    def admit(self, row: BotRow) -> list[str]:
+        """A bot just registered enters the ladder; the older versions of its name still active
+        leave it (replaced). Returns the idents that left."""
+        left = []
+        for entrant in self.store.entrants(EntrantState.ACTIVE):
+            if entrant.name == row.name and entrant.ident != row.ident:
+                self.store.set_entrant(
+                    entrant.ident, EntrantState.RETIRED, f"replaced by {row.ident}"
+                )
+                left.append(entrant.ident)
+        if not self.store.enter(row.ident, row.name):
+            self.store.set_entrant(row.ident, EntrantState.ACTIVE)
+        self.events.publish("entered", {"bot": row.ident, "replaced": left})
+        self._changed()
+        return left
+
+    def retire(self, author: str, ident: str) -> Entrant:
+        """An author retires one of their bots from the ladder.
+
+        Raises:
+            ArenaRefusal: no such bot in the ladder (404), or not this author's (403).
+        """
+        entrant = self.store.entrant(ident)
+        name, _ = parse_spec(ident)
+        if entrant is None:
+            raise ArenaRefusal(f"no bot {ident} in the ladder", 404)
+        if self.store.owner(name) != author:
+            raise ArenaRefusal(f"{ident} is not yours", 403)
+        self.store.set_entrant(ident, EntrantState.RETIRED, f"retired by {author}")
+        self.events.publish("left", {"bot": ident, "why": "retired"})
+        self._changed()
+        found = self.store.entrant(ident)
+        assert found is not None
+        return found
+
+    def _changed(self) -> None:
+        if self.ladder is not None:
+            self.ladder.wake()
+        self.want_board()
+
+    def owns(self, author: str | None, ident: str) -> bool:
+        """Whether ``author`` owns the bot ``ident`` (its name) — on any thread."""
+        if author is None:
+            return False
+        return self.reader().owner(parse_spec(ident)[0]) == author
+
+
+def _half_width(low: float | None, high: float | None) -> float:
+    if low is None or high is None:
+        return 400.0
+    return max((high - low) / 2, 1.0)

@@ -1,0 +1,187 @@
+"""``gin arena serve|enter|retire`` and ``gin arena author add|token|revoke|list``: the hosted
+arena, run from the organiser's shell."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+
+from referee.conformance import CheckReport, check_bot
+from tournaments.arena.accounts import AccountError, add_author, issue_token, revoke, token_digest
+from tournaments.cli.common import (
+    Strict,
+    arena_app,
+    author_app,
+    choice,
+    console,
+    errors,
+    fail,
+    move_time_control,
+    open_arena,
+    open_sandbox,
+    said,
+    seconds,
+)
+from tournaments.cli.league import ExecutorKind, _executor
+from tournaments.registry import RegistryError, resolve
+from tournaments.runner import LeagueBusy
+from tournaments.store import EntrantState
+
+
+@arena_app.command("serve")
+def arena_serve(
+    host: Annotated[str, typer.Option(help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port (0: any free one, printed).")] = 8080,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Ladder matches at once.")] = 2,
+    executor_kind: Annotated[
+        ExecutorKind,
+        typer.Option(
+            "--executor", parser=choice(ExecutorKind), help="Where the ladder's matches run."
+        ),
+    ] = ExecutorKind.LOCAL,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(help="The Dask scheduler's address, tcp://HOST:PORT (with --executor dask)."),
+    ] = None,
+    no_ladder: Annotated[
+        bool, typer.Option("--no-ladder", help="Serve pages and take uploads; play nothing.")
+    ] = False,
+    move_time: Annotated[
+        str, typer.Option(help="Each decision's time in the ladder (e.g. 1s, 500ms).")
+    ] = "1s",
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="Log every request to standard error.")
+    ] = False,
+    strict: Strict = False,
+) -> None:
+    """Serve the arena: its pages, its API for uploads, and the ladder, until Ctrl-C."""
+    from tournaments.arena.server import serve  # noqa: PLC0415 - the web stack, only here
+    from tournaments.arena.service import ArenaService  # noqa: PLC0415
+
+    if not 0 <= port <= 65535:
+        raise fail(f"--port must be 0-65535, not {port}")
+    if jobs < 1:
+        raise fail(f"--jobs must be at least 1, not {jobs}")
+    arena, store = open_arena()
+    sandbox = open_sandbox(strict)
+    control = move_time_control(seconds(move_time))
+    executor = _executor(executor_kind, scheduler, jobs, strict)
+
+    async def checker(path: Path) -> CheckReport:
+        return await check_bot(path, sandbox.prepare)
+
+    service = ArenaService(
+        arena,
+        store,
+        jobs=jobs,
+        executor=executor,
+        checker=checker,
+        strict=strict,
+        time_control=control,
+        ladder=not no_ladder,
+    )
+
+    def ready(binds: list[str]) -> None:
+        console.print(f"serving the arena {said(arena.home)} on {' '.join(binds)}", highlight=False)
+
+    try:
+        trio.run(lambda: serve(service, host, port, on_ready=ready, access_log=access_log))
+    except LeagueBusy:
+        raise fail(
+            f"another arena server plays the ladder of {arena.home}: stop it first, or serve "
+            "with --no-ladder"
+        ) from None
+    except OSError as error:
+        raise fail(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    console.print("the arena stopped; running matches were put back for the next start")
+
+
+@arena_app.command("enter")
+def arena_enter(
+    specs: Annotated[list[str], typer.Argument(help="Submitted bots: NAME or NAME@VERSION.")],
+) -> None:
+    """Enter submitted bots into the ladder (the organiser's own, e.g. the sample bots)."""
+    _, store = open_arena()
+    for spec in specs:
+        try:
+            row = resolve(store, spec)
+        except RegistryError as error:
+            raise fail(str(error)) from None
+        fresh = store.enter(row.ident, row.name)
+        if not fresh:
+            store.set_entrant(row.ident, EntrantState.ACTIVE)
+        console.print(f"{said(row.ident)} {'entered' if fresh else 'is back in'} the ladder")
+
+
+@arena_app.command("retire")
+def arena_retire(
+    spec: Annotated[str, typer.Argument(help="A ladder bot: NAME@VERSION.")],
+) -> None:
+    """Take a bot out of the ladder (its results stay)."""
+    _, store = open_arena()
+    if store.entrant(spec) is None:
+        raise fail(f"no bot {spec!r} in the ladder")
+    store.set_entrant(spec, EntrantState.RETIRED, "retired by the organiser")
+    console.print(f"{said(spec)} retired from the ladder")
+
+
+@author_app.command("add")
+def author_add(name: Annotated[str, typer.Argument(help="The author's name.")]) -> None:
+    """Create an author and print their first API token (shown this once)."""
+    _, store = open_arena()
+    try:
+        token = add_author(store, name)
+    except AccountError as error:
+        raise fail(str(error)) from None
+    errors.print(f"author {said(name)} added; their token (shown once, keep it secret):")
+    print(token)
+
+
+@author_app.command("token")
+def author_token(name: Annotated[str, typer.Argument(help="The author's name.")]) -> None:
+    """Print a new API token for an author (their other tokens stay valid)."""
+    _, store = open_arena()
+    try:
+        token = issue_token(store, name)
+    except AccountError as error:
+        raise fail(str(error)) from None
+    errors.print(f"a new token for {said(name)} (shown once):")
+    print(token)
+
+
+@author_app.command("revoke")
+def author_revoke(
+    name: Annotated[str, typer.Argument(help="The author's name.")],
+    token: Annotated[
+        str | None, typer.Option(help="Revoke only this token (default: all of theirs).")
+    ] = None,
+) -> None:
+    """Revoke an author's tokens: at once, every request after this is refused."""
+    _, store = open_arena()
+    try:
+        count = revoke(store, name, "" if token is None else token_digest(token))
+    except AccountError as error:
+        raise fail(str(error)) from None
+    if token is not None and count == 0:
+        raise fail(f"that token is not a live token of {name}")
+    console.print(f"revoked {count} token(s) of {said(name)}")
+
+
+@author_app.command("list")
+def author_list() -> None:
+    """Every author, with their live tokens and bot names."""
+    _, store = open_arena()
+    owned: dict[str, list[str]] = {}
+    for bot, author in sorted(store.owners().items()):
+        owned.setdefault(author, []).append(bot)
+    authors = store.authors()
+    if not authors:
+        console.print("no authors yet: add one with gin arena author add NAME")
+    for name, created, live in authors:
+        when = time.strftime("%Y-%m-%d", time.localtime(created))
+        bots = ", ".join(owned.get(name, [])) or "no bots"
+        console.print(f"{said(name)}: since {when}, {live} live token(s), {said(bots)}")

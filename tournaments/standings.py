@@ -51,6 +51,8 @@ fit takes about 2 s at 160 bots, and grows as the cube); larger ones get the spa
 estimated intervals (``docs/standings.md``, "Large fields")."""
 _PROBES: Final = 32
 """Random vectors of the Hutchinson estimate of a large field's covariance."""
+_MODES: Final = 24
+"""Vectors spanning its broad shape (:class:`_ProbedCovariance`)."""
 _PROBE_SEED: Final = "standings"
 """Its random vectors' seed: the same results give the same intervals."""
 _SOLVE_TOLERANCE: Final = 1e-12
@@ -782,96 +784,191 @@ class _ProbedCovariance:
     """The centred covariance ``s C I⁻¹ C`` (``s`` the dispersion times Elo², ``C = I - J/n``)
     of a field too large to invert, estimated entry by entry without forming it.
 
-    It is split as ``C N C + R``: ``N = D⁻¹ + D⁻¹ A D⁻¹``, the first two terms of the Neumann
+    ``I⁻¹`` is split as ``K + (I⁻¹ - K)``. ``K``, exact to read, has two parts. The field's
+    broad shape: ``G = U (Uᵀ I U)⁻¹ Uᵀ``, ``I⁻¹`` exactly on the span of a few vectors ``U``
+    that hold its largest directions (``I⁻¹`` applied to random vectors, by conjugate
+    gradients: a randomized range finder), which carry a ladder's long chains of ratings. And
+    what is left, near each bot: ``N = D⁻¹ + D⁻¹ A D⁻¹``, the first two terms of the Neumann
     series of ``I⁻¹ = (D - A)⁻¹`` (``D`` the information's diagonal, ``A`` the pairings'
-    weights), is exact to read; ``R``, the rest (two or more steps through the graph, and what
-    the field's shape adds), is estimated by Hutchinson's method: for ``k`` fixed random ±1
-    vectors ``z``, ``R z`` is one conjugate-gradient solve each, and ``R ≈ mean (R z) zᵀ``
-    (symmetrised), unbiased whatever ``N``. ``C N C`` takes most of the covariance, so the
-    estimate's noise is that of the small rest: its relative error on a variance is about
-    ``1/√(k m)`` for a bot with ``m`` opponents (docs/standings.md, "Large fields")."""
+    weights), outside that span: ``K = G + (1 - Π) N (1 - Π)ᵀ``, ``Π = G I``. The rest
+    ``I⁻¹ - K = (1 - Π)(I⁻¹ - N)(1 - Π)ᵀ`` is estimated by Hutchinson's method: for ``k``
+    fixed random ±1 vectors ``z``, ``(I⁻¹ - K) C z`` is one conjugate-gradient solve each, and
+    ``C (I⁻¹ - K) C ≈ mean (C (I⁻¹ - K) C z) zᵀ`` (symmetrised), unbiased whatever ``K``; as
+    ``K`` holds most of ``I⁻¹``, its noise is that of the small rest (docs/standings.md,
+    "Large fields")."""
 
-    def __init__(  # noqa: PLR0917 - the parts of the estimate
-        self,
-        scale: float,
-        inverse: list[float],
-        weights: dict[tuple[int, int], float],
-        means: list[float],
-        total: float,
-        probes: list[tuple[float, ...]],
-        answers: list[tuple[float, ...]],
-    ) -> None:
+    def __init__(self, scale: float, near: _Near, probes: _Probes) -> None:
         self._scale = scale
-        self._inverse = inverse
-        self._weights = weights
-        self._means = means
-        self._total = total
+        self._near = near
         self._probes = probes
-        self._answers = answers
-        self._per_probe = 1.0 / (2 * len(probes[0])) if probes and probes[0] else 0.0
+        count = len(probes.probes[0]) if probes.probes else 0
+        self._per_probe = 1.0 / (2 * count) if count else 0.0
 
     @classmethod
     def of(cls, graph: _Graph, info: _Sparse, dispersion: float) -> _ProbedCovariance:
         """The estimate for the information ``info`` of the graph, scaled by ``dispersion``."""
         size = len(info.diagonal)
-        inverse = [1.0 / d for d in info.diagonal]
-        weights = {
-            (i, j): weight
-            for i, j, weight in zip(graph.first, graph.second, info.weights, strict=True)
-        }
-
-        def neumann(u: Sequence[float]) -> list[float]:
-            """``N u``."""
-            v = [a * b for a, b in zip(inverse, u, strict=True)]
-            get = v.__getitem__
-            return [
-                a + d * sum(map(operator.mul, row, map(get, neighbours)))
-                for a, d, row, neighbours in zip(
-                    v, inverse, info.rows, graph.neighbours, strict=True
-                )
-            ]
-
-        means = [value / size for value in neumann([1.0] * size)]
-        total = math.fsum(means) / size
         rng = random.Random(_PROBE_SEED)
+
+        def solve(u: Sequence[float]) -> list[float]:
+            return _conjugate_gradient(info, graph, u, _PROBE_TOLERANCE)
+
+        basis = _orthonormal([solve(_centre(_signs(rng, size))) for _ in range(_MODES)])
+        near = _Near.of(graph, info, basis)
         probes, answers = [], []
         for _ in range(_PROBES):
-            z = [float(rng.getrandbits(1) * 2 - 1) for _ in range(size)]
-            mean = statistics.fmean(z)
-            u = [value - mean for value in z]
-            y = [
-                a - b
-                for a, b in zip(
-                    _conjugate_gradient(info, graph, u, _PROBE_TOLERANCE), neumann(u), strict=True
-                )
-            ]
-            mean = statistics.fmean(y)
+            z = _signs(rng, size)
+            u = _centre(z)
             probes.append(z)
-            answers.append([value - mean for value in y])
-        return cls(
-            dispersion * ELO * ELO,
-            inverse,
-            weights,
-            means,
-            total,
-            list(zip(*probes, strict=True)),
-            list(zip(*answers, strict=True)),
-        )
+            answers.append(_centre([a - b for a, b in zip(solve(u), near.times(u), strict=True)]))
+        rows = _Probes(list(zip(*probes, strict=True)), list(zip(*answers, strict=True)))
+        return cls(dispersion * ELO * ELO, near, rows)
 
     def __getitem__(self, row: int, /) -> _ProbedRow:
         return _ProbedRow(self, row)
 
     def entry(self, i: int, j: int) -> float:
         """The estimated covariance of the centred ratings of bots ``i`` and ``j`` (Elo²)."""
+        probes, answers = self._probes
+        far = _dot(answers[i], probes[j]) + _dot(answers[j], probes[i])
+        return self._scale * (self._near.centred(i, j) + far * self._per_probe)
+
+
+class _Probes(NamedTuple):
+    """Per bot: its entry in each random vector ``z``, and in each answer ``C (I⁻¹ - K) C z``."""
+
+    probes: list[tuple[float, ...]]
+    answers: list[tuple[float, ...]]
+
+
+def _signs(rng: random.Random, size: int) -> list[float]:
+    """A random vector of ±1."""
+    return [float(rng.getrandbits(1) * 2 - 1) for _ in range(size)]
+
+
+def _centre(vector: Sequence[float]) -> list[float]:
+    """``C v``: the vector less its mean."""
+    mean = statistics.fmean(vector) if vector else 0.0
+    return [value - mean for value in vector]
+
+
+def _orthonormal(vectors: Sequence[Sequence[float]]) -> list[list[float]]:
+    """An orthonormal basis of the vectors' span (Gram-Schmidt, twice), dropping any that add
+    next to nothing to it."""
+    basis: list[list[float]] = []
+    for vector in vectors:
+        v = list(vector)
+        length = math.sqrt(_dot(v, v))
+        for _ in range(2):
+            for done in basis:
+                along = _dot(done, v)
+                v = [a - along * b for a, b in zip(v, done, strict=True)]
+        rest = math.sqrt(_dot(v, v))
+        if rest > 1e-6 * length:
+            basis.append([value / rest for value in v])
+    return basis
+
+
+def _matrix_times(matrix: Sequence[Sequence[float]], vector: Sequence[float]) -> list[float]:
+    return [_dot(row, vector) for row in matrix]
+
+
+class _Near:
+    """``K = G + (1 - Π) N (1 - Π)ᵀ`` of :class:`_ProbedCovariance`, read entry by entry and
+    applied to vectors. With ``W = I U``, ``H = Uᵀ W``, ``B = N W`` and
+    ``F = H⁻¹ Wᵀ B H⁻¹ + H⁻¹``: ``K = N - U H⁻¹ Bᵀ - B H⁻¹ Uᵀ + U F Uᵀ``."""
+
+    def __init__(  # noqa: PLR0917 - the parts of K
+        self,
+        graph: _Graph,
+        info: _Sparse,
+        inverse: list[float],
+        weights: dict[tuple[int, int], float],
+        modes: tuple[list[tuple[float, ...]], list[tuple[float, ...]]],
+        small: tuple[Matrix, Matrix],
+    ) -> None:
+        self._graph = graph
+        self._info = info
+        self._inverse = inverse
+        self._weights = weights
+        self._u, self._b = modes
+        self._h, self._f = small
+        self._a = [tuple(_matrix_times(self._h, row)) for row in self._u]
+        self._c = [tuple(_matrix_times(self._f, row)) for row in self._u]
+        size = len(inverse)
+        self._means = [value / size for value in self.times([1.0] * size)]
+        self._total = math.fsum(self._means) / size if size else 0.0
+
+    @classmethod
+    def of(cls, graph: _Graph, info: _Sparse, basis: list[list[float]]) -> _Near:
+        """``K`` for the information ``info`` and the span of ``basis`` (orthonormal)."""
+        size = len(info.diagonal)
+        inverse = [1.0 / d for d in info.diagonal]
+        weights = {
+            (i, j): weight
+            for i, j, weight in zip(graph.first, graph.second, info.weights, strict=True)
+        }
+        empty: list[tuple[float, ...]] = [()] * size
+        plain = cls(graph, info, inverse, weights, (empty, empty), ([], []))
+        w = [_times(info, graph, u) for u in basis]
+        b = [plain.neumann(column) for column in w]
+        h = _invert([[_dot(u, column) for column in w] for u in basis]) if basis else []
+        middle = [[_dot(column, other) for other in b] for column in w]
+        left = [[_dot(row, column) for column in zip(*middle, strict=True)] for row in h]
+        f = [
+            [_dot(row, column) + h[i][k] for k, column in enumerate(zip(*h, strict=True))]
+            for i, row in enumerate(left)
+        ]
+        modes = (
+            list(zip(*basis, strict=True)) if basis else empty,
+            list(zip(*b, strict=True)) if b else empty,
+        )
+        return cls(graph, info, inverse, weights, modes, (h, f))
+
+    def neumann(self, u: Sequence[float]) -> list[float]:
+        """``N u``."""
+        inverse = self._inverse
+        v = [a * b for a, b in zip(inverse, u, strict=True)]
+        get = v.__getitem__
+        return [
+            a + d * sum(map(operator.mul, row, map(get, neighbours)))
+            for a, d, row, neighbours in zip(
+                v, inverse, self._info.rows, self._graph.neighbours, strict=True
+            )
+        ]
+
+    def times(self, u: Sequence[float]) -> list[float]:
+        """``K u``."""
+        out = self.neumann(u)
+        if not self._h:
+            return out
+        columns_u = list(zip(*self._u, strict=True))
+        columns_b = list(zip(*self._b, strict=True))
+        on_u = _matrix_times(columns_u, u)
+        on_b = _matrix_times(columns_b, u)
+        by_b = _matrix_times(self._h, on_b)  # H⁻¹ Bᵀ u, taken back through U
+        by_u = _matrix_times(self._h, on_u)  # H⁻¹ Uᵀ u, taken back through B
+        by_f = _matrix_times(self._f, on_u)
+        return [
+            value - _dot(row_u, by_b) - _dot(row_b, by_u) + _dot(row_u, by_f)
+            for value, row_u, row_b in zip(out, self._u, self._b, strict=True)
+        ]
+
+    def entry(self, i: int, j: int) -> float:
+        """``K_ij``."""
         if i == j:
-            near = self._inverse[i]
+            value = self._inverse[i]
         else:
             pair = (i, j) if i < j else (j, i)
-            near = self._weights.get(pair, 0.0) * self._inverse[i] * self._inverse[j]
-        near += self._total - self._means[i] - self._means[j]
-        probes, answers = self._probes, self._answers
-        far = _dot(answers[i], probes[j]) + _dot(answers[j], probes[i])
-        return self._scale * (near + far * self._per_probe)
+            value = self._weights.get(pair, 0.0) * self._inverse[i] * self._inverse[j]
+        if self._h:
+            u, b = self._u, self._b
+            value += _dot(u[i], self._c[j]) - _dot(self._a[i], b[j]) - _dot(b[i], self._a[j])
+        return value
+
+    def centred(self, i: int, j: int) -> float:
+        """``(C K C)_ij``."""
+        return self.entry(i, j) - self._means[i] - self._means[j] + self._total
 
 
 def _rating_edge(

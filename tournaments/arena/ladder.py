@@ -91,23 +91,42 @@ def choose_pairing(
     else:
         weights = [known.get(bot, Known()).width ** 2 + 1.0 for bot in bots]
         first = rng.choices(bots, weights)[0]
+    others = [bot for bot in bots if bot != first]
+    rng.shuffle(others)
+    others.sort(key=lambda bot: pairs.get(bot, 0) >= FIRST_PAIRS)  # fresh ones next
+    for candidate in (first, *others):  # the first bot with a pairing that is not in flight
+        opponent = _opponent(candidate, bots, known, between, busy=busy, rng=rng)
+        if opponent is not None:
+            low, high = sorted((candidate, opponent))
+            return low, high
+    low, high = sorted((first, rng.choice(others)))  # every pairing is in flight: play one again
+    return low, high
+
+
+def _opponent(
+    first: str,
+    bots: list[str],
+    known: Mapping[str, Known],
+    between: Mapping[str, int],
+    *,
+    busy: Collection[str],
+    rng: random.Random,
+) -> str | None:
+    """The opponent whose order against ``first`` is the least settled (``None``: every pairing
+    of ``first`` is in flight)."""
     mine = known.get(first, Known())
     best: tuple[float, str] | None = None
     for other in bots:
-        if other == first:
-            continue
         key = pairing_key(first, other)
+        if other == first or key in busy:
+            continue
         theirs = known.get(other, Known())
         spread = math.sqrt(mine.width**2 + theirs.width**2) + 1.0
         closeness = math.exp(-0.5 * ((mine.rating - theirs.rating) / spread) ** 2)
         weight = closeness / (1 + between.get(key, 0)) * (1.0 + 0.2 * rng.random())
-        if key in busy:
-            weight *= 1e-6  # a pairing in flight only when nothing else is left
         if best is None or weight > best[0]:
             best = (weight, other)
-    assert best is not None
-    low, high = sorted((first, best[1]))
-    return low, high
+    return None if best is None else best[1]
 
 
 def ladder_config(

@@ -78,6 +78,58 @@ class CheckReport:
         """Whether every item passed."""
         return not self.never_started and all(item.passed for item in self.items)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready checklist (``gin bot check --json``; docs/cli.md has the schema)."""
+        return {
+            "bot": self.ident,
+            "folder": str(self.folder),
+            "passed": self.passed,
+            "never_started": self.never_started or None,
+            "items": [
+                {"name": item.name, "verdict": item.verdict.value, "detail": item.detail or None}
+                for item in self.items
+            ],
+            "decisions": self.decisions,
+            "series": self.series,
+            "startup_ms": self.startup_ms,
+            "faults": [
+                {"seat": fault.seat, "kind": fault.kind.value, "detail": fault.detail}
+                for fault in self.faults
+            ],
+            "stderr": list(self.stderr),
+        }
+
+    @classmethod
+    def from_dict(cls, document: Any) -> CheckReport:
+        """The report a :meth:`to_dict` document describes (faults keep seat, kind, detail).
+
+        Raises:
+            ValueError: the document is not such a checklist.
+        """
+        try:
+            items = tuple(
+                CheckItem(str(item["name"]), Verdict(item["verdict"]), str(item["detail"] or ""))
+                for item in document["items"]
+            )
+            faults = tuple(
+                Fault(int(fault["seat"]), FaultKind(fault["kind"]), str(fault["detail"]))
+                for fault in document["faults"]
+            )
+            startup = document["startup_ms"]
+            return cls(
+                Path(str(document["folder"])),
+                str(document["bot"]),
+                items,
+                int(document["decisions"]),
+                int(document["series"]),
+                None if startup is None else float(startup),
+                faults,
+                never_started=str(document["never_started"] or ""),
+                stderr=tuple(str(line) for line in document["stderr"]),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a conformance checklist: {error!r}") from None
+
 
 _ADVICE: Final = {
     FaultKind.STARTUP_FAILURE: (

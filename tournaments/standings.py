@@ -813,7 +813,8 @@ class _ProbedCovariance:
         def solve(u: Sequence[float]) -> list[float]:
             return _conjugate_gradient(info, graph, u, _PROBE_TOLERANCE)
 
-        basis = _orthonormal([solve(_centre(_signs(rng, size))) for _ in range(_MODES)])
+        starts = [_centre(_signs(rng, size)) for _ in range(_MODES)]
+        basis = _orthonormal([solve(_centre(solve(start))) for start in starts])
         near = _Near.of(graph, info, basis)
         probes, answers = [], []
         for _ in range(_PROBES):

@@ -3,7 +3,10 @@ arena, run from the organiser's shell."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import time
+import traceback
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +30,7 @@ from tournaments.cli.common import (
     seconds,
 )
 from tournaments.cli.league import ExecutorKind, _executor
+from tournaments.executors import ExecutorError
 from tournaments.registry import RegistryError, resolve
 from tournaments.runner import LeagueBusy
 from tournaments.store import EntrantState
@@ -90,14 +94,49 @@ def arena_serve(
 
     try:
         trio.run(lambda: serve(service, host, port, on_ready=ready, access_log=access_log))
-    except LeagueBusy:
-        raise fail(
-            f"another arena server plays the ladder of {arena.home}: stop it first, or serve "
-            "with --no-ladder"
-        ) from None
-    except OSError as error:
-        raise fail(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    except BaseException as error:  # every way out is said in one line
+        raise _stopped(error, arena.home, f"{host}:{port}") from None
     console.print("the arena stopped; running matches were put back for the next start")
+
+
+def _stopped(error: BaseException, home: Path, address: str) -> BaseException:
+    """What to say (and the exit) when the server stopped on an error: one line; an error of
+    the arena's own is logged in full to ``<home>/arena-errors.log``."""
+    if isinstance(error, SystemExit | typer.Exit):
+        return error
+    leaves = _leaves(error)
+    if any(isinstance(leaf, KeyboardInterrupt) for leaf in leaves):
+        return typer.Exit(130)
+    for leaf in leaves:
+        if isinstance(leaf, LeagueBusy):
+            return fail(
+                f"another arena server plays the ladder of {home}: stop it first, or serve with "
+                "--no-ladder"
+            )
+        if isinstance(leaf, ExecutorError):
+            return fail(str(leaf), 1)
+        if isinstance(leaf, OSError) and leaf.errno in (
+            errno.EADDRINUSE,
+            errno.EACCES,
+            errno.EADDRNOTAVAIL,
+        ):
+            return fail(f"cannot listen on {address}: {leaf.strerror}")
+    log = home / "arena-errors.log"
+    with contextlib.suppress(OSError), log.open("a", encoding="utf-8") as out:
+        out.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        out.write("".join(traceback.format_exception(error)))
+    first = leaves[0] if leaves else error
+    return fail(
+        f"the arena server stopped on an error ({type(first).__name__}: {first}); the "
+        f"details are in {log}",
+        1,
+    )
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
 
 
 @arena_app.command("enter")

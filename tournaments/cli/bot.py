@@ -13,6 +13,7 @@ import typer
 
 from protocol.template import create_bot_folder
 from referee.conformance import CheckReport, NoBotFolder, check_bot, require_folder
+from tournaments.arena.client import ArenaClientError, ArenaVerdict, find_token, submit_to_arena
 from tournaments.cli import render
 from tournaments.cli.common import (
     AsJson,
@@ -81,32 +82,28 @@ def bot_check(
 
 def _check_document(report: CheckReport) -> dict[str, object]:
     """``gin bot check --json`` (docs/cli.md has the schema)."""
-    return {
-        "bot": report.ident,
-        "folder": str(report.folder),
-        "passed": report.passed,
-        "never_started": report.never_started or None,
-        "items": [
-            {"name": item.name, "verdict": item.verdict.value, "detail": item.detail or None}
-            for item in report.items
-        ],
-        "decisions": report.decisions,
-        "series": report.series,
-        "startup_ms": report.startup_ms,
-        "faults": [
-            {"seat": fault.seat, "kind": fault.kind.value, "detail": fault.detail}
-            for fault in report.faults
-        ],
-        "stderr": list(report.stderr),
-    }
+    return report.to_dict()
 
 
 @bot_app.command("submit")
 def bot_submit(
     folder: Annotated[Path, typer.Argument(help="The bot folder to check and submit.")],
     strict: Strict = False,
+    arena_url: Annotated[
+        str | None,
+        typer.Option(
+            "--arena", metavar="URL", help="Upload to the hosted arena at URL instead (see docs)."
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(help="With --arena: the file holding your arena token."),
+    ] = None,
 ) -> None:
     """Check a bot, then store an immutable, content-hashed copy in the registry."""
+    if arena_url is not None:
+        _submit_to_arena(folder, arena_url, token_file)
+        return
     arena, store = open_arena()
     sandbox = open_sandbox(strict)
 
@@ -120,6 +117,34 @@ def bot_submit(
             render.print_checklist(console, error.report)
         raise fail(str(error), 1) from None
     console.print(f"submitted {said(row.ident)} (hash {row.hash[:12]}) -> {said(row.path)}")
+
+
+def _submit_to_arena(folder: Path, url: str, token_file: Path | None) -> None:
+    """``gin bot submit DIR --arena URL``: upload, follow, print the verdict (exit 1 if
+    rejected)."""
+
+    def progress(verdict: ArenaVerdict) -> None:
+        if verdict.state == "queued":
+            console.print(f"uploaded: {said(verdict.id)}, queued for its check", soft_wrap=True)
+        elif verdict.state == "checking":
+            console.print("checking (the conformance kit plays it)...")
+
+    try:
+        token = find_token(url, token_file)
+        verdict = submit_to_arena(folder, url, token, on_state=progress)
+    except ArenaClientError as error:
+        raise fail(str(error)) from None
+    if verdict.accepted:
+        console.print(said(verdict.message or f"accepted: {verdict.bot}"), soft_wrap=True)
+        return
+    if verdict.checklist is not None:
+        try:
+            report = CheckReport.from_dict(verdict.checklist)
+        except ValueError:  # not a checklist this client can read: the message says enough
+            report = None
+        if report is not None:
+            render.print_checklist(console, report)
+    raise fail(f"rejected: {verdict.message}", 1)
 
 
 @bot_app.command("list")

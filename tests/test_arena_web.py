@@ -1,0 +1,674 @@
+"""The arena's web app, served for real (Hypercorn under trio, in-process) over a home holding
+real match results: every page renders and escapes hostile text, every response carries the
+security headers, and the defences (CSRF, ownership, revoked tokens, body limits, rate limits,
+static files) hold."""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import json
+import re
+import shutil
+import socket
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import quote, urlencode
+
+import pytest
+import trio
+from hypercorn.trio import serve as hypercorn_serve
+
+from referee.faults import Fault, FaultKind
+from referee.match import MatchConfig, play_match
+from referee.matchlog import MatchLog, stderr_path
+from referee.rules import greedy_policy, patient_policy
+from referee.seats import InProcessSeat
+from tournaments.arena.accounts import new_token, token_digest
+from tournaments.arena.ladder import LADDER, ladder_config
+from tournaments.arena.server import server_config
+from tournaments.arena.service import ArenaService
+from tournaments.arena.web import (
+    CSP,
+    FORM_BYTES,
+    LOGINS_PER_MINUTE,
+    REPLAY_CSP,
+    SESSION_COOKIE,
+    UPLOADS_PER_MINUTE,
+    create_app,
+)
+from tournaments.league import StoredLeague, match_id
+from tournaments.records import MatchSummary
+from tournaments.registry import Arena
+from tournaments.store import BotRow, EntrantState, MatchRow, MatchState, RatingPoint, ResultRow
+from tournaments.worker import reason
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '"><img src=x onerror=alert(2)>'
+HOSTILE = SCRIPT + IMG
+"""Markup in every text a bot or an author gives."""
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+EVIL_AUTHOR = "mallory" + HOSTILE
+BOTS = {"alpha": "alice", "beta": EVIL_AUTHOR, "gamma": "bob"}
+"""Each bot's owner (``beta``'s author name is hostile: a store may hold one)."""
+
+
+@dataclasses.dataclass
+class Home:
+    """A home with results, and what the tests need to know of it."""
+
+    path: Path
+    tokens: dict[str, str]
+    played: list[str]
+    """Matches with results (the first: alpha in seat 0 against beta, with the hostile parts)."""
+    pending: str
+
+
+def _play(path: Path, mid: str, seed: int, names: tuple[str, str]) -> MatchSummary:
+    policies = {"alpha": greedy_policy, "beta": patient_policy, "gamma": greedy_policy}
+    hello = [HOSTILE if name == "beta" else name for name in names]
+    seats = (
+        InProcessSeat(policies[names[0]], hello[0], "1.0"),
+        InProcessSeat(policies[names[1]], hello[1], "1.0"),
+    )
+
+    async def main() -> MatchSummary:
+        with MatchLog(path) as log:
+            result = await play_match(seats, MatchConfig(mid, seed), log)
+        summary = MatchSummary.of(result, path)
+        return dataclasses.replace(summary, match_id=mid)
+
+    summary = trio.run(main)
+    return summary
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    """Three bots, two duplicate pairs played in-process (four results), one pair pending."""
+    home = tmp_path_factory.mktemp("web") / "home"
+    arena = Arena(home)
+    store = arena.open_store()
+    tokens = {}
+    for author in sorted(set(BOTS.values())):
+        store.add_author(author)
+        tokens[author] = new_token()
+        store.add_token(author, token_digest(tokens[author]))
+    for name, author in BOTS.items():
+        description = f"the {name} bot {HOSTILE}"
+        store.add_bot(BotRow(name, "1.0", "h" * 64, home / name, author, description, time.time()))
+        store.claim_name(name, author)
+        store.enter(f"{name}@1.0", name)
+    idents = [f"{name}@1.0" for name in BOTS]
+    config = StoredLeague(ladder_config(idents, 1), tuple(idents)).to_json()
+    played: list[str] = []
+    legs: list[MatchRow] = []
+    for index, (first, second) in enumerate(
+        (("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma"))
+    ):
+        one, two = f"{first}@1.0", f"{second}@1.0"
+        key = f"{one}|{two}"
+        lead = match_id(LADDER, one, two, 0)
+        legs += [
+            MatchRow(lead, LADDER, key, 0, one, two, 100 + index, None, MatchState.PENDING, 0, ""),
+            MatchRow(
+                match_id(LADDER, one, two, 1),
+                LADDER,
+                key,
+                1,
+                two,
+                one,
+                100 + index,
+                lead,
+                MatchState.PENDING,
+                0,
+                "",
+            ),
+        ]
+    store.save_league(LADDER, config, legs, b"s" * 32)
+    logs = arena.logs_dir(LADDER)
+    logs.mkdir(parents=True, exist_ok=True)
+    for leg in legs[:4]:
+        log = logs / f"{leg.match_id}.jsonl"
+        names = (leg.seat0.split("@")[0], leg.seat1.split("@")[0])
+        summary = _play(log, leg.match_id, leg.seed, names)
+        if not played:  # the first: a hostile fault detail, and both seats' stderr kept
+            hostile = Fault(0, FaultKind.PROTOCOL_VIOLATION, f"sent {HOSTILE}")
+            summary = dataclasses.replace(summary, faults=(*summary.faults, hostile))
+            stderr_path(log, 0).write_text(f"alpha's own stderr {HOSTILE}\n")
+            stderr_path(log, 1).write_text(f"beta's own stderr {HOSTILE}\n")
+        row = ResultRow(
+            leg.match_id,
+            LADDER,
+            summary.winner,
+            summary.end,
+            "done",
+            summary,
+            str(log),
+            (leg.seat0, leg.seat1),
+            leg.duplicate_of,
+        )
+        assert store.record_result(row)
+        played.append(leg.match_id)
+    store.add_ratings(
+        [
+            RatingPoint("alpha@1.0", 1000.0 + i, 10.0 * i, 10.0 * i - 50, 10.0 * i + 50, i)
+            for i in range(4)
+        ]
+    )
+    store.set_entrant("gamma@1.0", EntrantState.SUSPENDED, f"suspended: {HOSTILE}")
+    assert reason  # the worker's words for a result are not needed here
+    store.close()
+    return Home(home, tokens, played, legs[4].match_id)
+
+
+class FakeIntake:
+    """Takes uploads without checking them (the intake's own tests check that)."""
+
+    def __init__(self, service: ArenaService) -> None:
+        self.service = service
+        self.received: list[bytes] = []
+
+    def receive(self, author: str, data: bytes) -> str:
+        self.received.append(data)
+        submission = f"sub-{len(self.received)}"
+        self.service.store.add_submission(submission, author)
+        return submission
+
+    async def run(self) -> None:
+        await trio.sleep_forever()
+
+
+@dataclasses.dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def cookie(self, name: str) -> str | None:
+        found = re.search(rf"{name}=([^;]*)", self.headers.get("set-cookie", ""))
+        return None if found is None else found.group(1)
+
+
+class Site:
+    """The served app: its address, its service, and requests made from a worker thread."""
+
+    def __init__(self, host: str, port: int, service: ArenaService) -> None:
+        self.host, self.port, self.service = host, port, service
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def _fetch(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> Reply:
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            connection.request(method, path, body=body, headers=headers)
+            response = connection.getresponse()
+            data = response.read()
+            found = {}
+            for name, value in response.getheaders():
+                key = name.lower()
+                found[key] = f"{found[key]}, {value}" if key in found else value
+            return Reply(response.status, found, data)
+        finally:
+            connection.close()
+
+    async def get(self, path: str, **headers: str) -> Reply:
+        return await trio.to_thread.run_sync(self._fetch, "GET", path, None, _headers(headers))
+
+    async def post(self, path: str, body: bytes = b"", **headers: str) -> Reply:
+        return await trio.to_thread.run_sync(self._fetch, "POST", path, body, _headers(headers))
+
+    async def form(
+        self, path: str, fields: dict[str, str], cookie: str = "", origin: str | None = None
+    ) -> Reply:
+        headers = {
+            "content-type": "application/x-www-form-urlencoded",
+            "origin": self.origin if origin is None else origin,
+        }
+        if cookie:
+            headers["cookie"] = cookie
+        return await self.post(path, urlencode(fields).encode(), **headers)
+
+    async def login(self, token: str) -> str:
+        """Log in through the form; returns the session's ``Cookie`` header."""
+        page = await self.get("/login")
+        nonce = page.cookie("gin_login")
+        assert nonce
+        csrf = _csrf(page.text)
+        reply = await self.form(
+            "/login", {"token": token, "csrf": csrf}, cookie=f"gin_login={nonce}"
+        )
+        assert reply.status == 303, reply.text
+        session = reply.cookie(SESSION_COOKIE)
+        assert session
+        return f"{SESSION_COOKIE}={session}"
+
+
+def _headers(given: dict[str, str]) -> dict[str, str]:
+    return {name.replace("_", "-"): value for name, value in given.items()}
+
+
+def _csrf(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]*)"', html)
+    assert found, html
+    return found.group(1)
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+def _page(ident: str) -> str:
+    return quote(ident, safe="@~")
+
+
+def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None]]) -> None:
+    """Serve a copy of the built home and run ``check`` against it."""
+    home = tmp_path / "home"
+    shutil.copytree(built.path, home)
+
+    async def main() -> None:
+        arena = Arena(home)
+        store = arena.open_store()
+        service = ArenaService(arena, store, ladder=False)
+        service.intake = cast(Any, FakeIntake(service))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            app = cast(Any, create_app(service))
+            binds = await nursery.start(
+                partial(hypercorn_serve, app, server_config("127.0.0.1", 0))
+            )
+            host, _, port = binds[0].removeprefix("http://").rpartition(":")
+            with trio.fail_after(30):
+                while not service.board.at:
+                    await trio.sleep(0.02)
+            await check(Site(host, int(port), service))
+            nursery.cancel_scope.cancel()
+        store.close()
+
+    trio.run(main)
+
+
+@pytest.fixture
+def site(
+    built: Home, tmp_path: Path
+) -> Iterator[Callable[[Callable[[Site], Awaitable[None]]], None]]:
+    yield lambda check: run_site(built, tmp_path, check)
+
+
+def assert_escaped(text: str) -> None:
+    """No hostile markup got through as markup."""
+    assert "<script>alert" not in text
+    assert "<img src=x" not in text
+    assert "onerror=alert(2)>" not in text.replace("&gt;", "")  # not as a live attribute
+
+
+# --- pages ----------------------------------------------------------------------------------------
+
+
+def test_every_page_renders_and_escapes_hostile_text(site: Any, built: Home) -> None:
+    first = built.played[0]
+
+    async def check(site: Site) -> None:
+        board = await site.get("/")
+        assert board.status == 200
+        assert "alpha@1.0" in board.text and "beta@1.0" in board.text
+        assert ESCAPED in board.text  # the hostile author and the suspension's reason, shown
+        assert_escaped(board.text)
+        assert "suspended" in board.text
+
+        beta = await site.get("/bots/beta@1.0")
+        assert beta.status == 200
+        assert f"the beta bot {ESCAPED}" in beta.text  # its description
+        assert_escaped(beta.text)
+
+        alpha = await site.get("/bots/alpha@1.0")
+        assert alpha.status == 200
+        assert "<svg" in alpha.text and "<polyline" in alpha.text  # the rating plot
+        assert f"sent {ESCAPED}" in alpha.text  # its fault's detail
+        assert "beta@1.0" in alpha.text  # a line against its opponent
+        assert_escaped(alpha.text)
+
+        match = await site.get(f"/matches/{_page(first)}")
+        assert match.status == 200
+        assert f"sent {ESCAPED}" in match.text  # the fault's detail
+        assert ESCAPED in match.text  # beta's hello name
+        assert 'sandbox="allow-scripts"' in match.text
+        assert "stderr" not in match.text.lower().replace("/stderr/", "")  # no one logged in
+        assert_escaped(match.text)
+
+        pending = await site.get(f"/matches/{_page(built.pending)}")
+        assert pending.status == 200
+        assert "Not played yet: pending" in pending.text
+
+        for path in ("/live", "/login", "/standings.csv", "/standings.json", "/api/leaderboard"):
+            reply = await site.get(path)
+            assert reply.status == 200, path
+        assert '<script src="/static/live.js"' in (await site.get("/live")).text
+
+    site(check)
+
+
+def test_the_owner_alone_sees_a_seats_stderr_escaped(site: Any, built: Home) -> None:
+    first = built.played[0]  # alpha (alice) in seat 0, beta (the hostile author) in seat 1
+
+    async def check(site: Site) -> None:
+        cookie = await site.login(built.tokens[EVIL_AUTHOR])
+        page = await site.get(f"/matches/{_page(first)}", cookie=cookie)
+        assert f"beta&#39;s own stderr {ESCAPED}" in page.text
+        assert "alpha&#39;s own stderr" not in page.text
+        assert_escaped(page.text)
+
+        mine = await site.get(f"/api/matches/{_page(first)}/stderr/1", cookie=cookie)
+        assert mine.status == 200
+        assert mine.headers["content-type"].startswith("text/plain")
+        theirs = await site.get(f"/api/matches/{_page(first)}/stderr/0", cookie=cookie)
+        assert theirs.status == 403
+        by_token = await site.get(
+            f"/api/matches/{_page(first)}/stderr/0", **_bearer(built.tokens["bob"])
+        )
+        assert by_token.status == 403
+        assert "stderr" not in by_token.text.replace("stderr/", "")
+        owner = await site.get(
+            f"/api/matches/{_page(first)}/stderr/0", **_bearer(built.tokens["alice"])
+        )
+        assert owner.status == 200 and "alpha's own stderr" in owner.text
+        anonymous = await site.get(f"/api/matches/{_page(first)}/stderr/0")
+        assert anonymous.status == 401
+
+    site(check)
+
+
+def test_the_replay_pages_have_their_own_policy_and_a_seat_sees_its_view(
+    site: Any, built: Home
+) -> None:
+    first = built.played[0]
+
+    async def check(site: Site) -> None:
+        referee = await site.get(f"/matches/{_page(first)}/replay")
+        assert referee.status == 200
+        assert referee.headers["content-security-policy"] == REPLAY_CSP
+        seat = await site.get(f"/matches/{_page(first)}/replay?seat=0")
+        assert seat.status == 200
+        assert seat.body != referee.body
+        again = await site.get(f"/matches/{_page(first)}/replay?seat=0")
+        assert again.body == seat.body  # the cache gives the same page
+        assert (await site.get(f"/matches/{_page(first)}/replay?seat=2")).status == 404
+        assert (await site.get(f"/matches/{_page(built.pending)}/replay")).status == 404
+        log = await site.get(f"/matches/{_page(first)}/log.jsonl")
+        assert log.status == 200 and log.body.startswith(b"{")
+
+    site(check)
+
+
+def test_every_response_has_the_security_headers(site: Any, built: Home, tmp_path: Path) -> None:
+    async def check(site: Site) -> None:
+        paths = ["/", "/live", "/login", "/bots/alpha@1.0", "/static/arena.css", "/nowhere"]
+        replies = [await site.get(path) for path in paths]
+        replies.append(await site.get("/api/leaderboard"))
+        replies.append(await site.post("/"))  # 405
+        replies.append(await site.post("/api/bots"))  # 401
+        # a broken log: the server's error page, without a traceback
+        (tmp_path / "home" / "logs" / LADDER / f"{built.played[1]}.jsonl").write_text("x")
+        broken = await site.get(f"/matches/{_page(built.played[1])}/replay")
+        assert broken.status == 500
+        assert "Traceback" not in broken.text and "File " not in broken.text
+        replies.append(broken)
+        assert [r.status for r in replies[5:9]] == [404, 200, 405, 401]
+        for reply in replies:
+            assert reply.headers["x-content-type-options"] == "nosniff"
+            assert reply.headers["x-frame-options"] == "SAMEORIGIN"
+            assert "referrer-policy" in reply.headers
+            assert reply.headers["content-security-policy"] == CSP
+        assert "Traceback" not in replies[5].text
+
+    site(check)
+
+
+# --- sessions, CSRF, ownership ------------------------------------------------------------------
+
+
+def test_logging_in_gives_a_hardened_cookie_and_a_forged_one_is_nobody(
+    site: Any, built: Home
+) -> None:
+    async def check(site: Site) -> None:
+        page = await site.get("/login")
+        reply = await site.form(
+            "/login",
+            {"token": built.tokens["alice"], "csrf": _csrf(page.text)},
+            cookie=f"gin_login={page.cookie('gin_login')}",
+        )
+        assert reply.status == 303
+        cookie = reply.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        assert "Secure" not in cookie  # plain http here
+        session = f"{SESSION_COOKIE}={reply.cookie(SESSION_COOKIE)}"
+        assert "logged in as" in (await site.get("/", cookie=session)).text
+        forged = session[:-3] + ("AAA" if not session.endswith("AAA") else "BBB")
+        assert "logged in as" not in (await site.get("/", cookie=forged)).text
+        wrong = await site.form(
+            "/login",
+            {"token": new_token(), "csrf": _csrf(page.text)},
+            cookie=f"gin_login={page.cookie('gin_login')}",
+        )
+        assert wrong.status == 401 and SESSION_COOKIE not in wrong.headers.get("set-cookie", "")
+
+    site(check)
+
+
+def test_forms_without_the_csrf_token_or_from_elsewhere_are_refused(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        alice = await site.login(built.tokens["alice"])
+        bob = await site.login(built.tokens["bob"])
+        page = await site.get("/bots/alpha@1.0", cookie=alice)
+        assert "Retire" in page.text
+        token = _csrf(page.text)
+        bobs = _csrf((await site.get("/", cookie=bob)).text)
+        retire = "/bots/alpha@1.0/retire"
+        assert (await site.form(retire, {}, cookie=alice)).status == 403
+        assert (await site.form(retire, {"csrf": bobs}, cookie=alice)).status == 403
+        elsewhere = await site.form(retire, {"csrf": token}, alice, origin="http://evil.example")
+        assert elsewhere.status == 403
+        login_page = await site.get("/login")
+        no_csrf = await site.form(
+            "/login",
+            {"token": built.tokens["alice"]},
+            cookie=f"gin_login={login_page.cookie('gin_login')}",
+        )
+        assert no_csrf.status == 403
+        assert (await site.form("/logout", {}, cookie=alice)).status == 403
+        assert site.service.store.entrant("alpha@1.0").state == EntrantState.ACTIVE  # type: ignore[union-attr]
+        done = await site.form(retire, {"csrf": token}, cookie=alice)
+        assert done.status == 303
+        assert site.service.store.entrant("alpha@1.0").state == EntrantState.RETIRED  # type: ignore[union-attr]
+        out = await site.form("/logout", {"csrf": token}, cookie=alice)
+        assert out.status == 303 and f'{SESSION_COOKIE}=""' in out.headers["set-cookie"]
+
+    site(check)
+
+
+def test_another_author_cannot_retire_your_bot(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        bob = await site.login(built.tokens["bob"])
+        page = await site.get("/bots/alpha@1.0", cookie=bob)
+        assert "Retire" not in page.text
+        by_form = await site.form("/bots/alpha@1.0/retire", {"csrf": _csrf(page.text)}, bob)
+        assert by_form.status == 403
+        by_api = await site.post("/api/bots/alpha@1.0/retire", **_bearer(built.tokens["bob"]))
+        assert by_api.status == 403
+        assert "error" in json.loads(by_api.body)
+        assert site.service.store.entrant("alpha@1.0").state == EntrantState.ACTIVE  # type: ignore[union-attr]
+        unknown = await site.post("/api/bots/nobody@1.0/retire", **_bearer(built.tokens["bob"]))
+        assert unknown.status == 404
+        mine = await site.post("/api/bots/alpha@1.0/retire", **_bearer(built.tokens["alice"]))
+        assert mine.status == 200
+        assert json.loads(mine.body) == {"bot": "alpha@1.0", "state": "retired"}
+
+    site(check)
+
+
+def test_a_revoked_token_is_refused_and_its_sessions_end(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        token = built.tokens["alice"]
+        session = await site.login(token)
+        assert "logged in as" in (await site.get("/", cookie=session)).text
+        assert (await site.get("/api/submissions/none", **_bearer(token))).status == 404
+        site.service.store.revoke_tokens("alice")
+        assert (await site.get("/api/submissions/none", **_bearer(token))).status == 401
+        assert (await site.post("/api/bots/alpha@1.0/retire", **_bearer(token))).status == 401
+        assert "logged in as" not in (await site.get("/", cookie=session)).text
+        page = await site.get("/bots/alpha@1.0", cookie=session)
+        assert "Retire" not in page.text
+        retire = await site.form("/bots/alpha@1.0/retire", {"csrf": "x"}, cookie=session)
+        assert retire.status == 401
+
+    site(check)
+
+
+# --- the API ------------------------------------------------------------------------------------
+
+
+def test_uploads_and_submissions_are_the_authors_own(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        body = b"\x1f\x8b fake tar"
+        headers = {"content_type": "application/gzip", **_bearer(built.tokens["alice"])}
+        reply = await site.post("/api/bots", body, **headers)
+        assert reply.status == 202
+        answer = json.loads(reply.body)
+        assert answer["state"] == "queued" and answer["url"] == f"/api/submissions/{answer['id']}"
+        assert cast(FakeIntake, site.service.intake).received == [body]
+        mine = await site.get(answer["url"], **_bearer(built.tokens["alice"]))
+        assert mine.status == 200 and json.loads(mine.body)["state"] == "queued"
+        theirs = await site.get(answer["url"], **_bearer(built.tokens["bob"]))
+        assert theirs.status == 404
+        anonymous = await site.post("/api/bots", body, content_type="application/gzip")
+        assert anonymous.status == 401
+        board = json.loads((await site.get("/api/leaderboard")).body)
+        assert {"at", "series", "approximate", "bots"} <= set(board)
+        assert board["series"] == 4
+
+    site(check)
+
+
+def _raw_post(site: Site, path: str, head: dict[str, str], sent: bytes) -> bytes:
+    """Send a request's head and only ``sent`` of its body; what the server answered."""
+    lines = [f"POST {path} HTTP/1.1", f"Host: {site.host}:{site.port}"]
+    lines += [f"{name}: {value}" for name, value in head.items()]
+    with socket.create_connection((site.host, site.port), timeout=30) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + sent)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+def test_an_oversized_body_is_refused_before_it_is_read(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        head = {
+            "Authorization": f"Bearer {built.tokens['alice']}",
+            "Content-Type": "application/gzip",
+            "Content-Length": str(200 * 1024 * 1024),
+        }
+        answer = await trio.to_thread.run_sync(_raw_post, site, "/api/bots", head, b"\x00" * 65536)
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+        assert cast(FakeIntake, site.service.intake).received == []
+        # a form streamed in chunks (no length given) is cut off where it passes the limit
+        chunks = iter([b"token=" + b"a" * 1024] * (FORM_BYTES // 1024 + 2))
+        reply = await trio.to_thread.run_sync(
+            _chunked, site, "/login", chunks, {"content-type": "application/x-www-form-urlencoded"}
+        )
+        assert reply == 413
+
+    site(check)
+
+
+def _chunked(site: Site, path: str, chunks: Iterator[bytes], headers: dict[str, str]) -> int:
+    connection = http.client.HTTPConnection(site.host, site.port, timeout=30)
+    try:
+        connection.request("POST", path, body=chunks, headers=headers, encode_chunked=True)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_requests_over_the_rate_limits_get_429(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        headers = {"content_type": "application/gzip", **_bearer(built.tokens["bob"])}
+        statuses = [
+            (await site.post("/api/bots", b"x", **headers)).status
+            for _ in range(UPLOADS_PER_MINUTE + 1)
+        ]
+        assert statuses == [202] * UPLOADS_PER_MINUTE + [429]
+        limited = await site.post("/api/bots", b"x", **headers)
+        assert limited.status == 429 and int(limited.headers["retry-after"]) >= 1
+        other = {"content_type": "application/gzip", **_bearer(built.tokens["alice"])}
+        assert (await site.post("/api/bots", b"x", **other)).status == 202  # per token
+        logins = [
+            (await site.form("/login", {"token": "x"})).status for _ in range(LOGINS_PER_MINUTE + 1)
+        ]
+        assert logins[:-1] == [403] * LOGINS_PER_MINUTE and logins[-1] == 429
+
+    site(check)
+
+
+def test_no_path_reaches_the_servers_files(site: Any) -> None:
+    async def check(site: Site) -> None:
+        assert (await site.get("/static/arena.css")).status == 200
+        attempts = [
+            "/static/../web.py",
+            "/static/../../arena/web.py",
+            "/static/%2e%2e/web.py",
+            "/static/%2e%2e%2fweb.py",
+            "/static/..%2f..%2fservice.py",
+            "/static/arena.css/../../web.py",
+            "/static/web.py",
+            "/static/%2fetc%2fpasswd",
+            "/static/templates/base.html",
+            "/templates/base.html",
+        ]
+        for path in attempts:
+            reply = await site.get(path)
+            assert reply.status == 404, path
+            assert b"def " not in reply.body and b"{%" not in reply.body, path
+
+    site(check)
+
+
+def test_a_live_page_listener_sees_published_events(site: Any) -> None:
+    async def check(site: Site) -> None:
+        def listen() -> list[str]:
+            connection = http.client.HTTPConnection(site.host, site.port, timeout=30)
+            connection.request("GET", "/events")
+            response = connection.getresponse()
+            assert response.status == 200
+            assert response.getheader("content-type", "").startswith("text/event-stream")
+            lines = []
+            while True:
+                line = response.readline().decode()
+                lines.append(line)
+                if line.startswith("data:") and "published" in line:
+                    connection.close()
+                    return lines
+                if line.startswith(": live"):
+                    trio.from_thread.run_sync(
+                        site.service.events.publish, "finished", {"match": "published<x>"}
+                    )
+
+        lines = await trio.to_thread.run_sync(listen)
+        assert "event: finished\n" in lines
+        data = next(line for line in lines if line.startswith("data:"))
+        assert json.loads(data.removeprefix("data:")) == {"match": "published<x>"}
+        assert any(line.startswith("id: ") for line in lines)
+
+    site(check)

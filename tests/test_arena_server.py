@@ -87,6 +87,12 @@ class Server:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(30)
 
+    def close(self) -> None:
+        """Close the pipes."""
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
     def stop(self) -> int:
         """SIGTERM, and its exit status."""
         self.process.send_signal(signal.SIGTERM)
@@ -99,6 +105,7 @@ def servers() -> Iterator[list[Server]]:
     yield started
     for server in started:
         server.kill()
+        server.close()
 
 
 def wait_until(check: object, timeout: float, what: str) -> None:
@@ -140,11 +147,7 @@ def test_a_server_killed_mid_ladder_resumes_with_nothing_lost_or_doubled(
     ids = [r.match_id for r in after]
     assert len(ids) == len(set(ids))
     assert recorded <= set(ids)
-    assert set(running) <= set(ids) | {
-        m.match_id for m in store.matches(LADDER, MatchState.PENDING)
-    }
-    for match_id in running:  # played again after the restart, first
-        assert store.match(match_id) is not None
+    assert set(running) <= set(ids)  # played again after the restart, first
     states = store.counts(LADDER)
     assert states.get(MatchState.RUNNING, 0) == 0  # a clean stop puts them back
     # every recorded result is its log's: the verifier re-plays each one

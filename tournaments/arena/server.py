@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 
 import trio
 from hypercorn.config import Config
+from hypercorn.middleware import ProxyFixMiddleware
 from hypercorn.trio import serve as hypercorn_serve
 
 from tournaments.arena.service import ArenaService
@@ -45,14 +46,19 @@ async def serve(
     *,
     on_ready: Callable[[list[str]], None] | None = None,
     access_log: bool = False,
+    behind_proxy: bool = False,
 ) -> None:
     """Serve until SIGINT or SIGTERM (or until cancelled); ``on_ready`` gets the addresses bound
-    (the real port when ``port`` is 0)."""
+    (the real port when ``port`` is 0). ``behind_proxy``: trust one reverse proxy's
+    ``X-Forwarded-For``, ``-Proto`` and ``-Host`` (the client's address for the rate limits, https
+    for the cookies); never without a proxy in front, or any client could claim any address."""
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, stop)
         await nursery.start(service.run)
         app = cast(Any, create_app(service))  # Starlette's ASGI types are not Hypercorn's
+        if behind_proxy:
+            app = ProxyFixMiddleware(app, mode="legacy", trusted_hops=1)
         async with trio.open_nursery() as web:
             binds = await web.start(
                 partial(

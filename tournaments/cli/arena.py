@@ -60,6 +60,13 @@ def arena_serve(
     access_log: Annotated[
         bool, typer.Option("--access-log", help="Log every request to standard error.")
     ] = False,
+    behind_proxy: Annotated[
+        bool,
+        typer.Option(
+            "--behind-proxy",
+            help="Trust one reverse proxy's X-Forwarded-For/-Proto/-Host (only behind one).",
+        ),
+    ] = False,
     strict: Strict = False,
 ) -> None:
     """Serve the arena: its pages, its API for uploads, and the ladder, until Ctrl-C."""
@@ -93,7 +100,16 @@ def arena_serve(
         console.print(f"serving the arena {said(arena.home)} on {' '.join(binds)}", highlight=False)
 
     try:
-        trio.run(lambda: serve(service, host, port, on_ready=ready, access_log=access_log))
+        trio.run(
+            lambda: serve(
+                service,
+                host,
+                port,
+                on_ready=ready,
+                access_log=access_log,
+                behind_proxy=behind_proxy,
+            )
+        )
     except BaseException as error:  # every way out is said in one line
         raise _stopped(error, arena.home, f"{host}:{port}") from None
     console.print("the arena stopped; running matches were put back for the next start")

@@ -23,6 +23,7 @@ from tournaments.arena.ladder import (
     choose_pairing,
     pairing_key,
 )
+from tournaments.arena.service import ArenaService
 from tournaments.executors.fake import FakeExecutor, played
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena
@@ -188,7 +189,7 @@ def test_a_new_bot_gets_its_first_games_at_once(tmp_path: Path) -> None:
     executor.on_start = enter_late
     ladder = run_ladder(arena, store, executor, 80.5)
     assert entered
-    order = [job for job in executor.jobs]
+    order = list(executor.jobs)
     first = next(i for i, job in enumerate(order) if "n@1" in seats_of(job))
     # with two slots, two pairs (four legs) at most were already under way when it entered
     assert first - 60 <= 4
@@ -236,18 +237,18 @@ def test_one_fault_among_recent_series_does_not_suspend(tmp_path: Path) -> None:
     def sometimes(job: MatchJob) -> MatchOutcome:
         outcome = played(job)
         seats = seats_of(job)
-        if "c@1" in seats:
-            if int(job.match_id[-3:]) % 2 == 0:
-                fault = Fault(seats.index("c@1"), FaultKind.TIMEOUT, "no answer")
-                import dataclasses  # noqa: PLC0415
+        if "c@1" in seats and int(job.match_id[-3:]) % 2 == 0:
+            fault = Fault(seats.index("c@1"), FaultKind.TIMEOUT, "no answer")
+            import dataclasses  # noqa: PLC0415
 
-                summary = dataclasses.replace(outcome.summary, faults=(fault,))
-                return MatchOutcome(summary, outcome.reason)
+            summary = dataclasses.replace(outcome.summary, faults=(fault,))
+            return MatchOutcome(summary, outcome.reason)
         return outcome
 
     run_ladder(arena, store, Scripted(2, sometimes), 60.5)
     entrant = store.entrant("c@1")
-    assert entrant is not None and entrant.state is EntrantState.ACTIVE
+    assert entrant is not None
+    assert entrant.state is EntrantState.ACTIVE
 
 
 def test_a_retired_bot_plays_no_new_pair(tmp_path: Path) -> None:
@@ -261,7 +262,8 @@ def test_a_retired_bot_plays_no_new_pair(tmp_path: Path) -> None:
     executor.on_start = retire
     run_ladder(arena, store, executor, 40.5)
     after = [seats_of(job) for job in executor.jobs[12:]]  # its pair under way finishes
-    assert after and all("c@1" not in seats for seats in after)
+    assert after
+    assert all("c@1" not in seats for seats in after)
 
 
 def test_a_killed_server_s_legs_are_played_first_and_nothing_counts_twice(
@@ -297,3 +299,25 @@ def test_every_active_pairing_gets_played(tmp_path: Path, bots: str) -> None:
     played_pairings = {m.pairing for m in store.matches(LADDER, MatchState.DONE)}
     wanted = {pairing_key(f"{a}@1", f"{b}@1") for a in bots for b in bots if a < b}
     assert played_pairings == wanted
+
+
+def test_a_ladder_that_fails_stops_alone_and_says_why(tmp_path: Path) -> None:
+    """A lost cluster (or a full disk) stops the ladder; the service, and its pages, go on."""
+    arena, store = home(tmp_path, "ab")
+    executor = FakeExecutor(1, lost_after=3, seconds=lambda _job: 0.05)
+    service = ArenaService(arena, store, jobs=1, executor=executor, seed=1)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            with trio.fail_after(30):
+                while not service.ladder_error:
+                    await trio.sleep(0.05)
+                service.want_board()  # the rest of the service is still up
+                while service.board.series < 2:
+                    await trio.sleep(0.05)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert service.ladder_error == "the ladder stopped: the fake cluster is gone"
+    assert [event.kind for event in service.events.recent].count("stopped") == 1

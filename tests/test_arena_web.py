@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json
+import math
 import re
 import shutil
 import socket
@@ -30,8 +31,9 @@ from referee.seats import InProcessSeat
 from tournaments.arena.accounts import new_token, token_digest
 from tournaments.arena.ladder import LADDER, ladder_config
 from tournaments.arena.server import server_config
-from tournaments.arena.service import ArenaService
+from tournaments.arena.service import ArenaService, LiveMatch
 from tournaments.arena.web import (
+    API_PER_MINUTE,
     CSP,
     FORM_BYTES,
     LOGINS_PER_MINUTE,
@@ -44,7 +46,6 @@ from tournaments.league import StoredLeague, match_id
 from tournaments.records import MatchSummary
 from tournaments.registry import Arena
 from tournaments.store import BotRow, EntrantState, MatchRow, MatchState, RatingPoint, ResultRow
-from tournaments.worker import reason
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(2)>'
@@ -81,8 +82,7 @@ def _play(path: Path, mid: str, seed: int, names: tuple[str, str]) -> MatchSumma
         summary = MatchSummary.of(result, path)
         return dataclasses.replace(summary, match_id=mid)
 
-    summary = trio.run(main)
-    return summary
+    return trio.run(main)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
         ]
     )
     store.set_entrant("gamma@1.0", EntrantState.SUSPENDED, f"suspended: {HOSTILE}")
-    assert reason  # the worker's words for a result are not needed here
     store.close()
     return Home(home, tokens, played, legs[4].match_id)
 
@@ -199,8 +198,8 @@ class Reply:
 class Site:
     """The served app: its address, its service, and requests made from a worker thread."""
 
-    def __init__(self, host: str, port: int, service: ArenaService) -> None:
-        self.host, self.port, self.service = host, port, service
+    def __init__(self, host: str, port: int, service: ArenaService, app: Any) -> None:
+        self.host, self.port, self.service, self.app = host, port, service, app
 
     @property
     def origin(self) -> str:
@@ -212,7 +211,7 @@ class Site:
             connection.request(method, path, body=body, headers=headers)
             response = connection.getresponse()
             data = response.read()
-            found = {}
+            found: dict[str, str] = {}
             for name, value in response.getheaders():
                 key = name.lower()
                 found[key] = f"{found[key]}, {value}" if key in found else value
@@ -220,10 +219,10 @@ class Site:
         finally:
             connection.close()
 
-    async def get(self, path: str, **headers: str) -> Reply:
+    async def get(self, path: str, /, **headers: str) -> Reply:
         return await trio.to_thread.run_sync(self._fetch, "GET", path, None, _headers(headers))
 
-    async def post(self, path: str, body: bytes = b"", **headers: str) -> Reply:
+    async def post(self, path: str, body: bytes = b"", /, **headers: str) -> Reply:
         return await trio.to_thread.run_sync(self._fetch, "POST", path, body, _headers(headers))
 
     async def form(
@@ -290,7 +289,7 @@ def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None
             with trio.fail_after(30):
                 while not service.board.at:
                     await trio.sleep(0.02)
-            await check(Site(host, int(port), service))
+            await check(Site(host, int(port), service, app))
             nursery.cancel_scope.cancel()
         store.close()
 
@@ -298,10 +297,8 @@ def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None
 
 
 @pytest.fixture
-def site(
-    built: Home, tmp_path: Path
-) -> Iterator[Callable[[Callable[[Site], Awaitable[None]]], None]]:
-    yield lambda check: run_site(built, tmp_path, check)
+def site(built: Home, tmp_path: Path) -> Callable[[Callable[[Site], Awaitable[None]]], None]:
+    return lambda check: run_site(built, tmp_path, check)
 
 
 def assert_escaped(text: str) -> None:
@@ -320,7 +317,8 @@ def test_every_page_renders_and_escapes_hostile_text(site: Any, built: Home) -> 
     async def check(site: Site) -> None:
         board = await site.get("/")
         assert board.status == 200
-        assert "alpha@1.0" in board.text and "beta@1.0" in board.text
+        assert "alpha@1.0" in board.text
+        assert "beta@1.0" in board.text
         assert ESCAPED in board.text  # the hostile author and the suspension's reason, shown
         assert_escaped(board.text)
         assert "suspended" in board.text
@@ -332,7 +330,8 @@ def test_every_page_renders_and_escapes_hostile_text(site: Any, built: Home) -> 
 
         alpha = await site.get("/bots/alpha@1.0")
         assert alpha.status == 200
-        assert "<svg" in alpha.text and "<polyline" in alpha.text  # the rating plot
+        assert "<svg" in alpha.text
+        assert "<polyline" in alpha.text
         assert f"sent {ESCAPED}" in alpha.text  # its fault's detail
         assert "beta@1.0" in alpha.text  # a line against its opponent
         assert_escaped(alpha.text)
@@ -380,7 +379,8 @@ def test_the_owner_alone_sees_a_seats_stderr_escaped(site: Any, built: Home) -> 
         owner = await site.get(
             f"/api/matches/{_page(first)}/stderr/0", **_bearer(built.tokens["alice"])
         )
-        assert owner.status == 200 and "alpha's own stderr" in owner.text
+        assert owner.status == 200
+        assert "alpha's own stderr" in owner.text
         anonymous = await site.get(f"/api/matches/{_page(first)}/stderr/0")
         assert anonymous.status == 401
 
@@ -404,7 +404,8 @@ def test_the_replay_pages_have_their_own_policy_and_a_seat_sees_its_view(
         assert (await site.get(f"/matches/{_page(first)}/replay?seat=2")).status == 404
         assert (await site.get(f"/matches/{_page(built.pending)}/replay")).status == 404
         log = await site.get(f"/matches/{_page(first)}/log.jsonl")
-        assert log.status == 200 and log.body.startswith(b"{")
+        assert log.status == 200
+        assert log.body.startswith(b"{")
 
     site(check)
 
@@ -420,7 +421,8 @@ def test_every_response_has_the_security_headers(site: Any, built: Home, tmp_pat
         (tmp_path / "home" / "logs" / LADDER / f"{built.played[1]}.jsonl").write_text("x")
         broken = await site.get(f"/matches/{_page(built.played[1])}/replay")
         assert broken.status == 500
-        assert "Traceback" not in broken.text and "File " not in broken.text
+        assert "Traceback" not in broken.text
+        assert "File " not in broken.text
         replies.append(broken)
         assert [r.status for r in replies[5:9]] == [404, 200, 405, 401]
         for reply in replies:
@@ -448,7 +450,8 @@ def test_logging_in_gives_a_hardened_cookie_and_a_forged_one_is_nobody(
         )
         assert reply.status == 303
         cookie = reply.headers["set-cookie"]
-        assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        assert "HttpOnly" in cookie
+        assert "SameSite=strict" in cookie.replace("Strict", "strict")
         assert "Secure" not in cookie  # plain http here
         session = f"{SESSION_COOKIE}={reply.cookie(SESSION_COOKIE)}"
         assert "logged in as" in (await site.get("/", cookie=session)).text
@@ -459,7 +462,8 @@ def test_logging_in_gives_a_hardened_cookie_and_a_forged_one_is_nobody(
             {"token": new_token(), "csrf": _csrf(page.text)},
             cookie=f"gin_login={page.cookie('gin_login')}",
         )
-        assert wrong.status == 401 and SESSION_COOKIE not in wrong.headers.get("set-cookie", "")
+        assert wrong.status == 401
+        assert SESSION_COOKIE not in wrong.headers.get("set-cookie", "")
 
     site(check)
 
@@ -490,7 +494,8 @@ def test_forms_without_the_csrf_token_or_from_elsewhere_are_refused(site: Any, b
         assert done.status == 303
         assert site.service.store.entrant("alpha@1.0").state == EntrantState.RETIRED  # type: ignore[union-attr]
         out = await site.form("/logout", {"csrf": token}, cookie=alice)
-        assert out.status == 303 and f'{SESSION_COOKIE}=""' in out.headers["set-cookie"]
+        assert out.status == 303
+        assert f'{SESSION_COOKIE}=""' in out.headers["set-cookie"]
 
     site(check)
 
@@ -543,10 +548,12 @@ def test_uploads_and_submissions_are_the_authors_own(site: Any, built: Home) -> 
         reply = await site.post("/api/bots", body, **headers)
         assert reply.status == 202
         answer = json.loads(reply.body)
-        assert answer["state"] == "queued" and answer["url"] == f"/api/submissions/{answer['id']}"
+        assert answer["state"] == "queued"
+        assert answer["url"] == f"/api/submissions/{answer['id']}"
         assert cast(FakeIntake, site.service.intake).received == [body]
         mine = await site.get(answer["url"], **_bearer(built.tokens["alice"]))
-        assert mine.status == 200 and json.loads(mine.body)["state"] == "queued"
+        assert mine.status == 200
+        assert json.loads(mine.body)["state"] == "queued"
         theirs = await site.get(answer["url"], **_bearer(built.tokens["bob"]))
         assert theirs.status == 404
         anonymous = await site.post("/api/bots", body, content_type="application/gzip")
@@ -602,22 +609,38 @@ def _chunked(site: Site, path: str, chunks: Iterator[bytes], headers: dict[str, 
         connection.close()
 
 
+async def assert_limited(send: Callable[[], Awaitable[Reply]], per_minute: int, ok: int) -> Reply:
+    """Send until refused: the first refusal is a 429 after ``per_minute`` answers ``ok`` (and
+    the few the bucket refilled meanwhile); returns it."""
+    start = time.monotonic()
+    replies: list[Reply] = []
+    while len(replies) < 2 * per_minute + 5:
+        replies.append(await send())
+        if replies[-1].status != ok:
+            break
+    refilled = (time.monotonic() - start) * per_minute / 60
+    assert replies[-1].status == 429, [reply.status for reply in replies]
+    assert per_minute <= len(replies) - 1 <= per_minute + math.ceil(refilled)
+    return replies[-1]
+
+
 def test_requests_over_the_rate_limits_get_429(site: Any, built: Home) -> None:
     async def check(site: Site) -> None:
         headers = {"content_type": "application/gzip", **_bearer(built.tokens["bob"])}
-        statuses = [
-            (await site.post("/api/bots", b"x", **headers)).status
-            for _ in range(UPLOADS_PER_MINUTE + 1)
-        ]
-        assert statuses == [202] * UPLOADS_PER_MINUTE + [429]
-        limited = await site.post("/api/bots", b"x", **headers)
-        assert limited.status == 429 and int(limited.headers["retry-after"]) >= 1
+        limited = await assert_limited(
+            partial(site.post, "/api/bots", b"x", **headers), UPLOADS_PER_MINUTE, 202
+        )
+        assert int(limited.headers["retry-after"]) >= 1
+        assert limited.headers["content-type"] == "application/json"
         other = {"content_type": "application/gzip", **_bearer(built.tokens["alice"])}
         assert (await site.post("/api/bots", b"x", **other)).status == 202  # per token
-        logins = [
-            (await site.form("/login", {"token": "x"})).status for _ in range(LOGINS_PER_MINUTE + 1)
-        ]
-        assert logins[:-1] == [403] * LOGINS_PER_MINUTE and logins[-1] == 429
+        await assert_limited(partial(site.form, "/login", {"token": "x"}), LOGINS_PER_MINUTE, 403)
+
+        async def guess() -> Reply:
+            return await site.post("/api/bots", b"x", **_bearer(new_token()))
+
+        await assert_limited(guess, UPLOADS_PER_MINUTE, 401)  # guessing tokens is limited too
+        await assert_limited(partial(site.get, "/api/leaderboard"), API_PER_MINUTE, 200)
 
     site(check)
 
@@ -640,7 +663,8 @@ def test_no_path_reaches_the_servers_files(site: Any) -> None:
         for path in attempts:
             reply = await site.get(path)
             assert reply.status == 404, path
-            assert b"def " not in reply.body and b"{%" not in reply.body, path
+            assert b"def " not in reply.body, path
+            assert b"{%" not in reply.body, path
 
     site(check)
 
@@ -670,5 +694,104 @@ def test_a_live_page_listener_sees_published_events(site: Any) -> None:
         data = next(line for line in lines if line.startswith("data:"))
         assert json.loads(data.removeprefix("data:")) == {"match": "published<x>"}
         assert any(line.startswith("id: ") for line in lines)
+
+    site(check)
+
+
+async def _asgi_get(app: Any, path: str, scheme: str) -> list[tuple[bytes, bytes]]:
+    """Call the app directly (as a TLS-terminating server would); the response's headers."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": scheme,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"arena.example")],
+        "client": ("127.0.0.1", 5000),
+        "server": ("arena.example", 443),
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return list(sent[0]["headers"])
+
+
+def test_cookies_are_secure_over_https(site: Any) -> None:
+    async def check(site: Site) -> None:
+        over_https = await _asgi_get(site.app, "/login", "https")
+        cookie = dict(over_https)[b"set-cookie"].decode()
+        assert "Secure" in cookie
+        assert "HttpOnly" in cookie
+        over_http = await _asgi_get(site.app, "/login", "http")
+        assert "Secure" not in dict(over_http)[b"set-cookie"].decode()
+
+    site(check)
+
+
+def test_the_live_page_shows_matches_in_flight_and_a_bots_name_finds_its_latest(
+    site: Any, built: Home
+) -> None:
+    async def check(site: Site) -> None:
+        running = LiveMatch(built.pending, ("beta@1.0", "gamma@1.0"), time.time())
+        site.service.live = lambda: [running]  # type: ignore[method-assign]
+        live = await site.get("/live")
+        assert live.status == 200
+        assert f'href="/matches/{_page(built.pending)}"' in live.text
+        assert "No match is being played" not in live.text
+        latest = await site.get("/bots/alpha")
+        assert latest.status == 200
+        assert "<h1>alpha@1.0</h1>" in latest.text
+        assert (await site.get("/bots/nobody@1.0")).status == 404
+        assert (await site.get("/matches/nothing")).status == 404
+
+    site(check)
+
+
+def test_the_event_stream_pings_and_resumes_after_the_last_event_seen(
+    site: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tournaments.arena.web as web_module  # noqa: PLC0415 - to shorten the ping
+
+    monkeypatch.setattr(web_module, "PING_S", 0.05)
+
+    async def check(site: Site) -> None:
+        missed = site.service.events.publish("pair", {"matches": ["m1"], "seats": ["a", "b"]})
+
+        def resume() -> list[str]:
+            connection = http.client.HTTPConnection(site.host, site.port, timeout=30)
+            headers = {"last-event-id": str(missed.id - 1)}
+            connection.request("GET", "/events", headers=headers)
+            response = connection.getresponse()
+            lines: list[str] = []
+            while not lines or lines[-1] != ": ping\n":
+                lines.append(response.readline().decode())
+            connection.close()
+            return lines
+
+        lines = await trio.to_thread.run_sync(resume)
+        assert "event: pair\n" in lines
+        assert f"id: {missed.id}\n" in lines
+
+    site(check)
+
+
+def test_a_stopped_ladder_is_said_on_every_page(site: Any) -> None:
+    async def check(site: Site) -> None:
+        site.service.ladder_error = f"the ladder stopped: the disk is full {HOSTILE}"
+        for path in ("/", "/live", "/bots/alpha@1.0"):
+            page = await site.get(path)
+            assert page.status == 200
+            assert f"the ladder stopped: the disk is full {ESCAPED}" in page.text
+            assert_escaped(page.text)
 
     site(check)

@@ -31,7 +31,7 @@ import trio
 from protocol.manifest import MANIFEST, MAX_FILES, MAX_FOLDER_BYTES, MIB, ManifestError
 from protocol.manifest import load_manifest as _load_manifest
 from tournaments.registry import Checker, RegistryError, submit
-from tournaments.store import Submission, SubmissionState
+from tournaments.store import EntrantState, Submission, SubmissionState
 
 if TYPE_CHECKING:
     from tournaments.arena.service import ArenaService
@@ -49,6 +49,8 @@ _GZIP_MAGIC: Final = b"\x1f\x8b\x08"
 _CHUNK: Final = 1 << 16
 _STREAM_LIMIT: Final = MAX_FOLDER_BYTES + MAX_FILES * 2048 + 64 * 1024
 """The most decompressed bytes read from an upload: the folder's budget, plus headers."""
+_RETRY_S: Final = 1.0
+"""How long the intake waits after its store failed it, before it tries again."""
 _log = logging.getLogger("gin.arena.intake")
 
 
@@ -218,7 +220,7 @@ def unpack_upload(upload: Path, destination: Path) -> Path:
                 if fileobj.tell() < tar.offset + tarfile.BLOCKSIZE:
                     raise UnsafeUpload("the tar is truncated (it has no end-of-archive marker)")
     except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as error:
-        raise UnsafeUpload(f"not a complete gzip'd tar ({error})") from None
+        raise UnsafeUpload(f"not a whole gzip'd tar: truncated or damaged ({error})") from None
     if not (destination / MANIFEST).exists():
         top = list(destination.iterdir())
         if len(top) == 1 and top[0].is_dir() and (top[0] / MANIFEST).is_file():
@@ -284,7 +286,13 @@ class Intake:
         self._sweep()
         while True:
             self._wanted = trio.Event()
-            if not await self.check_next():
+            try:
+                checked = await self.check_next()
+            except Exception:  # the store failed us: say so, wait a little, go on
+                _log.exception("the intake could not take the next upload")
+                await trio.sleep(_RETRY_S)
+                continue
+            if not checked:
                 await self._wanted.wait()
 
     async def check_next(self) -> bool:
@@ -356,6 +364,10 @@ class Intake:
             return rejected, ident, f"the bot name {manifest.name!r} is another author's", None
         if owner is None and store.bot(manifest.name) is not None:
             why = f"the bot name {manifest.name!r} is the organiser's: choose another name"
+            return rejected, ident, why, None
+        entrant = store.entrant(ident)
+        if entrant is not None and entrant.state is EntrantState.SUSPENDED:
+            why = f"{ident} is suspended ({entrant.reason}): give the new code a new version"
             return rejected, ident, why, None
         try:
             row = await submit(self.service.arena, store, folder, self.checker)

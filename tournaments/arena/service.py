@@ -9,6 +9,7 @@ WAL lets them read while the ladder writes.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -24,11 +25,16 @@ from tournaments.arena.board import Board, compute_board, new_points
 from tournaments.arena.ladder import Known, Ladder
 from tournaments.executors import Executor
 from tournaments.registry import Arena, Checker, parse_spec
-from tournaments.runner import Progress
+from tournaments.runner import LeagueBusy, Progress
 from tournaments.store import BotRow, Entrant, EntrantState, MatchRow, Store
 
+_log = logging.getLogger("gin.arena")
 EVENT_BUFFER: Final = 64
 """Events a slow reader may fall behind by before it misses some (it never blocks the arena)."""
+BOARD_RETRY_S: Final = 30.0
+"""How long after a failed computation of the board the next is tried."""
+REFRESH_SHARE: Final = 0.2
+"""The most of the time the board's refresh may take (the rest it waits between two)."""
 MAX_LISTENERS: Final = 1000
 """Live pages open at once (each holds a connection)."""
 
@@ -136,6 +142,12 @@ class ArenaService:
         self.store = store
         self.events = EventHub()
         self.board = Board.empty()
+        self.board_seconds = 0.0
+        """How long the last board took to compute."""
+        self.board_error = ""
+        """Why the board is older than the store (empty: it is not)."""
+        self.ladder_error = ""
+        """Why the ladder stopped (empty: it plays, or was never started)."""
         self._live = _Live()
         self._local = threading.local()
         self._board_wanted = trio.Event()
@@ -164,8 +176,22 @@ class ArenaService:
             nursery.start_soon(self._refresh_board)
             nursery.start_soon(self.intake.run)
             if self.ladder is not None:
-                nursery.start_soon(self.ladder.run)
+                nursery.start_soon(self._run_ladder, self.ladder)
             task_status.started()
+
+    async def _run_ladder(self, ladder: Ladder) -> None:
+        """The ladder until cancelled; one that fails (a full disk, a lost cluster, a damaged
+        store) stops alone, said on the pages and in the log, while the pages go on. Another
+        server playing this home's ladder stops this one (its pages would show a ladder they do
+        not play)."""
+        try:
+            await ladder.run()
+        except LeagueBusy:
+            raise
+        except Exception as error:  # said on the pages, logged in full
+            _log.exception("the ladder stopped")
+            self.ladder_error = f"the ladder stopped: {error}"
+            self.events.publish("stopped", {"why": self.ladder_error})
 
     def reader(self) -> Store:
         """This thread's own connection to the store (for reads off the trio thread)."""
@@ -176,13 +202,26 @@ class ArenaService:
         return store
 
     async def _refresh_board(self) -> None:
-        """Recompute the board whenever a pair ended (or bots came or went) since the last."""
+        """Recompute the board whenever a pair ended (or bots came or went) since the last: after
+        every pair, on a ladder whose fit takes milliseconds; on a big one (a fit of seconds), at
+        most once per :data:`REFRESH_SHARE` of the time, so the fit never takes more than that
+        share of a core from the matches."""
         while True:
             await self._board_wanted.wait()
             self._board_wanted = trio.Event()
             before = self.board
-            board = await trio.to_thread.run_sync(lambda: compute_board(self.reader()))
+            started = trio.current_time()
+            try:
+                board = await trio.to_thread.run_sync(lambda: compute_board(self.reader()))
+            except Exception as error:  # a damaged row: the last board stays
+                _log.exception("the leaderboard could not be computed")
+                self.board_error = f"the leaderboard is as of its last computation: {error}"
+                await trio.sleep(BOARD_RETRY_S)
+                self._board_wanted.set()
+                continue
+            self.board_error = ""
             self.board = board
+            self.board_seconds = trio.current_time() - started
             points = new_points(before, board)
             if points:
                 self.store.add_ratings(points)
@@ -193,6 +232,7 @@ class ArenaService:
                     if row.rating is not None
                 }
             self.events.publish("board", {"series": board.series, "bots": len(board.rows)})
+            await trio.sleep(self.board_seconds * (1 / REFRESH_SHARE - 1))
 
     def want_board(self) -> None:
         """Ask for a fresh board (coalesced: one computation at a time)."""

@@ -68,6 +68,7 @@ from tournaments.arena.ladder import LADDER
 from tournaments.arena.service import MAX_LISTENERS, ArenaRefusal, ArenaService, Event
 from tournaments.registry import parse_spec
 from tournaments.replay_html import replay_html
+from tournaments.standings import Pairwise
 from tournaments.store import MatchRow, MatchState, RatingPoint, ResultRow, Store
 
 _log = logging.getLogger("gin.arena.web")
@@ -215,6 +216,7 @@ class _Web:
         self.uploads = _Buckets(UPLOADS_PER_MINUTE)
         self.api = _Buckets(API_PER_MINUTE)
         self.logins = _Buckets(LOGINS_PER_MINUTE)
+        self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
         self._replays: OrderedDict[tuple[str, int | None], str] = OrderedDict()
         self._replay_lock = threading.Lock()
 
@@ -273,9 +275,20 @@ class _Web:
         html = template.render(
             viewer=viewer.author,
             csrf=self.csrf(viewer.session) if viewer.author else "",
+            troubles=[t for t in (self.service.ladder_error, self.service.board_error) if t],
             **context,
         )
         return HTMLResponse(html, status, headers={"cache-control": "no-store"})
+
+    def pairwise_of(self, board: Board, ident: str) -> list[Pairwise]:
+        """A bot's lines against each opponent in a board's standings (indexed once a board)."""
+        indexed, lines = self._pairwise
+        if indexed is not board:
+            lines = {}
+            for pair in () if board.standings is None else board.standings.pairwise:
+                lines.setdefault(pair.bot, []).append(pair)
+            self._pairwise = (board, lines)
+        return lines.get(ident, [])
 
     def replay(self, store: Store, match_id: str, seat: int | None) -> str:
         """A finished match's replay page for a viewer (cached: a log never changes once its
@@ -333,21 +346,20 @@ def _bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def _limit_key(request: Request) -> str:
-    """The key an API request's rate limit counts against: its token, else its address."""
-    token = _bearer(request)
-    return "token:" + token_digest(token) if token else "addr:" + _client(request)
-
-
-def _api_author(request: Request, store: Store) -> str:
-    """The author of an API request's token.
+def _api_author(request: Request, store: Store, buckets: _Buckets) -> str:
+    """The author of an API request's token, once the request is counted against its rate
+    limit: the token's when it is a live one, else the client address's (so that guessing tokens
+    is limited too).
 
     Raises:
-        _Refused: no token, or not a live one (401).
+        _Refused: over the limit (429); no token, or not a live one (401).
     """
     token = _bearer(request)
     author = None if token is None else author_of(store, token)
-    if author is None:
+    if token is not None and author is not None:
+        buckets.take("token:" + token_digest(token))
+    else:
+        buckets.take("addr:" + _client(request))
         raise _Refused(401, "no valid API token: send Authorization: Bearer TOKEN")
     return author
 
@@ -499,8 +511,7 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         versions = [bot for bot in store.bots() if bot.name == name]
         entrant = store.entrant(ident)
         line = service.board.row(ident)
-        standings = service.board.standings
-        against = [] if standings is None else [p for p in standings.pairwise if p.bot == ident]
+        against = web.pairwise_of(service.board, ident)
         matches = store.matches_of(LADDER, ident, RECENT_MATCHES)
         faults: list[tuple[str, Fault]] = []
         for match in matches:
@@ -537,8 +548,11 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         result = store.result(match_id)
         if match is None and result is None:
             raise _Refused(404, f"no match {match_id}")
-        seats = (match.seat0, match.seat1) if match is not None else result.seats  # type: ignore[union-attr]
-        state = match.state.value if match is not None else MatchState.DONE.value
+        if match is not None:
+            seats, state = (match.seat0, match.seat1), match.state.value
+        else:
+            assert result is not None
+            seats, state = result.seats, MatchState.DONE.value
         owned = [
             viewer.author is not None and store.owner(parse_spec(seat)[0]) == viewer.author
             for seat in seats
@@ -665,8 +679,7 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
     # --- the API -------------------------------------------------------------------------------
 
     async def upload(request: Request) -> Response:
-        web.uploads.take(_limit_key(request))
-        author = _api_author(request, service.store)
+        author = _api_author(request, service.store, web.uploads)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind not in ("application/gzip", "application/octet-stream", "application/x-gzip"):
             raise _Refused(415, "send the bot as a gzip'd tar (Content-Type: application/gzip)")
@@ -680,9 +693,8 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         )
 
     def submission(request: Request) -> Response:
-        web.api.take(_limit_key(request))
         store = reader()
-        author = _api_author(request, store)
+        author = _api_author(request, store, web.api)
         found = store.submission(request.path_params["submission_id"])
         if found is None or found.author != author:
             raise _Refused(404, "no such submission of yours")
@@ -700,8 +712,7 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         )
 
     async def retire_api(request: Request) -> Response:
-        web.api.take(_limit_key(request))
-        author = _api_author(request, service.store)
+        author = _api_author(request, service.store, web.api)
         await _read_body(request, FORM_BYTES)
         ident = request.path_params["ident"]
         try:
@@ -712,11 +723,13 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
 
     def stderr_api(request: Request) -> Response:
         store = reader()
-        web.api.take(_limit_key(request))
-        token = _bearer(request)
-        author = web.viewer(request, store).author if token is None else author_of(store, token)
-        if author is None:
-            raise _Refused(401, "log in, or send Authorization: Bearer TOKEN")
+        if _bearer(request) is None:  # a page's link: the session's author
+            author = web.viewer(request, store).author
+            web.api.take("addr:" + _client(request) if author is None else "author:" + author)
+            if author is None:
+                raise _Refused(401, "log in, or send Authorization: Bearer TOKEN")
+        else:
+            author = _api_author(request, store, web.api)
         seat_arg = request.path_params["seat"]
         if seat_arg not in ("0", "1"):
             raise _Refused(404, "seat is 0 or 1")
@@ -732,7 +745,7 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         return PlainTextResponse(text, headers={"cache-control": "no-store"})
 
     def leaderboard_api(request: Request) -> Response:
-        web.api.take(_limit_key(request))
+        web.api.take("addr:" + _client(request))
         return JSONResponse(_board_json(service.board))
 
     # --- downloads -----------------------------------------------------------------------------

@@ -461,7 +461,8 @@ def test_a_suspended_version_sent_again_stays_suspended(tmp_path: Path) -> None:
     assert again.state is SubmissionState.REJECTED
     assert "suspended (crashed in every series)" in again.message
     entrant = service.store.entrant("mybot@1.0.0")
-    assert entrant is not None and entrant.state is EntrantState.SUSPENDED
+    assert entrant is not None
+    assert entrant.state is EntrantState.SUSPENDED
     fixed = check_one(service, "a", tgz(good_members("mybot", "1.0.1")))
     assert fixed.state is SubmissionState.ACCEPTED
 

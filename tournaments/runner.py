@@ -256,7 +256,7 @@ class LeagueRunner:
         a task per pair that plays both legs on one slot, one after the other, so complete pairs
         come in as soon as they can and a stop leaves few half-played."""
         by_pairs = self.config.sprt is not None or self.stop is not None
-        for legs in _pairs_in_order(self.store.pending(self.config.name)):
+        for legs in pairs_in_order(self.store.pending(self.config.name)):
             places = 1 if by_pairs else len(legs)  # each task holds a place in the window
             while self._started + places > AHEAD_PER_SLOT * max(self.progress.slots, 1):
                 await self._room.park()  # a task ended, or the executor grew
@@ -477,7 +477,7 @@ def _disk_full(error: sqlite3.OperationalError | OSError) -> bool:
     return "disk is full" in str(error) or getattr(error, "sqlite_errorcode", None) == 13
 
 
-def _pairs_in_order(matches: Iterable[MatchRow]) -> Iterator[list[MatchRow]]:
+def pairs_in_order(matches: Iterable[MatchRow]) -> Iterator[list[MatchRow]]:
     """The matches in schedule order, the legs of a duplicate pair together (a pair's legs are
     scheduled one after the other; a leg whose mirror is not pending comes alone)."""
     group: list[MatchRow] = []

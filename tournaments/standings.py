@@ -9,6 +9,11 @@ come from the centred covariance of the fit, scaled by the dispersion of the uni
 the mean unit score, the Elo difference with a t interval, LOS from the same t, and the paired
 point margin with its t interval (``tournaments.inference``). ``docs/standings.md`` says what each
 number is and how the intervals were checked. Stdlib only.
+
+Up to ``DENSE_FIT_MAX_BOTS`` bots the fit uses dense matrices and the exact inverse information.
+Larger fields (a ladder of 1,000 bots) get the same ratings from a sparse fit (conjugate
+gradients on the information, a graph Laplacian plus the prior) and intervals from an estimate
+of the covariance; their standings say so (``approximate``).
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ _MODES: Final = 24
 _PROBE_SEED: Final = "standings"
 """Its random vectors' seed: the same results give the same intervals."""
 _SOLVE_TOLERANCE: Final = 1e-12
-_PROBE_TOLERANCE: Final = 1e-8
+_PROBE_TOLERANCE: Final = 1e-6
 
 
 @dataclass
@@ -798,11 +803,21 @@ class _ProbedCovariance:
     "Large fields")."""
 
     def __init__(self, scale: float, near: _Near, probes: _Probes) -> None:
+        count = len(probes.probes[0]) if probes.probes else 0
+        share = 1.0 / (2 * count) if count else 0.0
+        lefts, rights = near.halves()
         self._scale = scale
         self._near = near
-        self._probes = probes
-        count = len(probes.probes[0]) if probes.probes else 0
-        self._per_probe = 1.0 / (2 * count) if count else 0.0
+        # entry (i, j) = local + left_i · right_j: K's terms through U and B, then the probes'
+        self._left = [
+            (*left, *(share * value for value in answer), *(share * value for value in probe))
+            for left, answer, probe in zip(lefts, probes.answers, probes.probes, strict=True)
+        ]
+        self._right = [
+            (*right, *probe, *answer)
+            for right, answer, probe in zip(rights, probes.answers, probes.probes, strict=True)
+        ]
+        self._diagonal = [self._entry(i, i) for i in range(len(self._left))]
 
     @classmethod
     def of(cls, graph: _Graph, info: _Sparse, dispersion: float) -> _ProbedCovariance:
@@ -810,11 +825,11 @@ class _ProbedCovariance:
         size = len(info.diagonal)
         rng = random.Random(_PROBE_SEED)
 
-        def solve(u: Sequence[float]) -> list[float]:
-            return _conjugate_gradient(info, graph, u, _PROBE_TOLERANCE)
+        def solve(u: Sequence[float], tolerance: float = _PROBE_TOLERANCE) -> list[float]:
+            return _conjugate_gradient(info, graph, u, tolerance)
 
-        starts = [_centre(_signs(rng, size)) for _ in range(_MODES)]
-        basis = _orthonormal([solve(_centre(solve(start))) for start in starts])
+        starts = [solve(_centre(_signs(rng, size)), 1e-3) for _ in range(_MODES)]
+        basis = _orthonormal([solve(_centre(start), 1e-3) for start in starts])
         near = _Near.of(graph, info, basis)
         probes, answers = [], []
         for _ in range(_PROBES):
@@ -830,9 +845,10 @@ class _ProbedCovariance:
 
     def entry(self, i: int, j: int) -> float:
         """The estimated covariance of the centred ratings of bots ``i`` and ``j`` (Elo²)."""
-        probes, answers = self._probes
-        far = _dot(answers[i], probes[j]) + _dot(answers[j], probes[i])
-        return self._scale * (self._near.centred(i, j) + far * self._per_probe)
+        return self._diagonal[i] if i == j else self._entry(i, j)
+
+    def _entry(self, i: int, j: int) -> float:
+        return self._scale * (self._near.local(i, j) + _dot(self._left[i], self._right[j]))
 
 
 class _Probes(NamedTuple):
@@ -955,21 +971,26 @@ class _Near:
             for value, row_u, row_b in zip(out, self._u, self._b, strict=True)
         ]
 
-    def entry(self, i: int, j: int) -> float:
-        """``K_ij``."""
+    def halves(self) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]]]:
+        """Per bot ``i`` a left and a right half, so that ``K_ij`` is :meth:`local` plus
+        ``left_i · right_j``: ``(u_i, -H⁻¹u_i, -b_i)`` and ``(F u_i, b_i, H⁻¹u_i)``
+        (``u_i``, ``b_i``: bot ``i``'s row of ``U`` and of ``B``)."""
+        lefts = [
+            (*u, *(-value for value in a), *(-value for value in b))
+            for u, a, b in zip(self._u, self._a, self._b, strict=True)
+        ]
+        rights = [(*c, *b, *a) for c, a, b in zip(self._c, self._a, self._b, strict=True)]
+        return lefts, rights
+
+    def local(self, i: int, j: int) -> float:
+        """``(C N C)_ij``, where ``N_ij`` is ``1/D_i`` on the diagonal, ``A_ij / (D_i D_j)`` off
+        it; with the centring of the rest of ``K`` (which :meth:`halves` gives)."""
         if i == j:
             value = self._inverse[i]
         else:
             pair = (i, j) if i < j else (j, i)
             value = self._weights.get(pair, 0.0) * self._inverse[i] * self._inverse[j]
-        if self._h:
-            u, b = self._u, self._b
-            value += _dot(u[i], self._c[j]) - _dot(self._a[i], b[j]) - _dot(b[i], self._a[j])
-        return value
-
-    def centred(self, i: int, j: int) -> float:
-        """``(C K C)_ij``."""
-        return self.entry(i, j) - self._means[i] - self._means[j] + self._total
+        return value - self._means[i] - self._means[j] + self._total
 
 
 def _rating_edge(

@@ -35,7 +35,7 @@ from referee.rules import RuleParams
 from tournaments.executors import Executor
 from tournaments.league import LeagueConfig, StoredLeague, derive_seed, match_id
 from tournaments.registry import Arena
-from tournaments.runner import LeagueRunner, Listener, _pairs_in_order
+from tournaments.runner import LeagueRunner, Listener, pairs_in_order
 from tournaments.store import EntrantState, MatchRow, MatchState, Store
 
 LADDER: Final = "ladder"
@@ -223,7 +223,7 @@ class Ladder(LeagueRunner):
     async def _start(self, nursery: trio.Nursery, limiter: trio.CapacityLimiter) -> None:
         """First the legs a killed server left pending, then new pairs for ever."""
         self._count_scheduled()
-        for legs in _pairs_in_order(self.store.pending(LADDER)):
+        for legs in pairs_in_order(self.store.pending(LADDER)):
             await self._wait_for_room()
             self._launch(nursery, legs, limiter)
         while True:

@@ -64,6 +64,22 @@ def test_close_ratings_and_wide_intervals_are_played_most() -> None:
     assert chosen[("c", "d")] < 0.02 * 2000
 
 
+def test_a_bot_far_from_every_other_plays_little_however_wide_its_interval() -> None:
+    """The last by far (one-sided interval: it lost every series) is settled: the three close
+    bots play nearly every pair."""
+    rng = random.Random(11)
+    known = {
+        "a": Known(20.0, 60.0),
+        "b": Known(0.0, 60.0),
+        "c": Known(-20.0, 60.0),
+        "z": Known(-900.0, 300.0),
+    }
+    pairs = dict.fromkeys(known, 10)
+    chosen = Counter(choose_pairing(known, known, pairs, {}, rng=rng) for _ in range(2000))
+    with_z = sum(count for pairing, count in chosen.items() if pairing and "z" in pairing)
+    assert with_z < 0.1 * 2000
+
+
 def test_few_games_between_two_bots_count_for_them() -> None:
     """Four equal bots, a and b with many pairs between them already: the choice goes elsewhere."""
     rng = random.Random(7)

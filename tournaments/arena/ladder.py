@@ -8,9 +8,9 @@ pair's two legs (the same deal, seats swapped) are scheduled then and played one
 on that slot, so the legs of a pair are never played at once.
 
 The choice: a bot with fewer than :data:`FIRST_PAIRS` pairs plays first (the fewest first), so a
-new bot has its first games at once; otherwise a bot is drawn with a weight of its rating
-interval's width (the least known most often), and its opponent is the bot whose order against it
-is the least settled: close ratings against wide intervals, and few pairs between them.
+new bot has its first games at once; otherwise a bot is drawn with a weight of how unsettled its
+order is against its nearest neighbours by rating (close ratings against wide intervals), and its
+opponent is the bot whose order against it is the least settled, with few pairs between them.
 
 Restart-safe as a league is: the series index of a pairing's next pair follows from the store, so
 a killed server's half-played pair is played (its pending legs) before any new one, and no result
@@ -46,6 +46,8 @@ SUSPEND_AFTER: Final = 4
 """A bot with a fault of its own in each of its last this many series is suspended."""
 UNKNOWN_WIDTH: Final = 400.0
 """The interval half-width (Elo) of a bot the ratings do not know yet."""
+UNSETTLED_FLOOR: Final = 0.05
+"""The least weight of a bot as the first of a pairing (every bot plays now and then)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +91,7 @@ def choose_pairing(
         least = min(pairs.get(bot, 0) for bot in fresh)
         first = rng.choice([bot for bot in fresh if pairs.get(bot, 0) == least])
     else:
-        weights = [known.get(bot, Known()).width ** 2 + 1.0 for bot in bots]
-        first = rng.choices(bots, weights)[0]
+        first = rng.choices(bots, _unsettled(bots, known))[0]
     others = [bot for bot in bots if bot != first]
     rng.shuffle(others)
     others.sort(key=lambda bot: pairs.get(bot, 0) >= FIRST_PAIRS)  # fresh ones next
@@ -101,6 +102,29 @@ def choose_pairing(
             return low, high
     low, high = sorted((first, rng.choice(others)))  # every pairing is in flight: play one again
     return low, high
+
+
+def _closeness(mine: Known, theirs: Known) -> float:
+    """How unsettled the order of two bots is: 1 for equal ratings, falling as the gap between
+    them grows against the width of their intervals."""
+    spread = math.sqrt(mine.width**2 + theirs.width**2) + 1.0
+    return math.exp(-0.5 * ((mine.rating - theirs.rating) / spread) ** 2)
+
+
+def _unsettled(bots: list[str], known: Mapping[str, Known]) -> list[float]:
+    """Each bot's weight as the first of a pairing: how unsettled its order is against its
+    nearest neighbours by rating (above and below), with a floor so that every bot plays now and
+    then. A bot far from every other (the last by far, say) is settled however wide its own
+    interval."""
+    ranked = sorted(range(len(bots)), key=lambda i: known.get(bots[i], Known()).rating)
+    weights = [UNSETTLED_FLOOR] * len(bots)
+    for place, i in enumerate(ranked):
+        mine = known.get(bots[i], Known())
+        for near in (place - 1, place + 1):
+            if 0 <= near < len(ranked):
+                theirs = known.get(bots[ranked[near]], Known())
+                weights[i] = max(weights[i], _closeness(mine, theirs))
+    return weights
 
 
 def _opponent(
@@ -120,9 +144,7 @@ def _opponent(
         key = pairing_key(first, other)
         if other == first or key in busy:
             continue
-        theirs = known.get(other, Known())
-        spread = math.sqrt(mine.width**2 + theirs.width**2) + 1.0
-        closeness = math.exp(-0.5 * ((mine.rating - theirs.rating) / spread) ** 2)
+        closeness = _closeness(mine, known.get(other, Known()))
         weight = closeness / (1 + between.get(key, 0)) * (1.0 + 0.2 * rng.random())
         if best is None or weight > best[0]:
             best = (weight, other)

@@ -22,7 +22,7 @@ import trio
 
 from referee.control import TimeControl
 from tournaments.arena.board import Board, compute_board, new_points
-from tournaments.arena.ladder import Known, Ladder
+from tournaments.arena.ladder import UNKNOWN_WIDTH, Known, Ladder
 from tournaments.executors import Executor
 from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
@@ -227,7 +227,7 @@ class ArenaService:
                 self.store.add_ratings(points)
             if self.ladder is not None:
                 self.ladder.known = {
-                    row.ident: Known(row.rating or 0.0, _half_width(row.low, row.high))
+                    row.ident: Known(row.rating, _half_width(row.rating, row.low, row.high))
                     for row in board.rows
                     if row.rating is not None
                 }
@@ -311,7 +311,10 @@ class ArenaService:
         return self.reader().owner(parse_spec(ident)[0]) == author
 
 
-def _half_width(low: float | None, high: float | None) -> float:
-    if low is None or high is None:
-        return 400.0
-    return max((high - low) / 2, 1.0)
+def _half_width(rating: float, low: float | None, high: float | None) -> float:
+    """The half-width of a rating's interval; of a one-sided one (a bot that won or lost every
+    series), the distance from the rating to its one bound."""
+    if low is not None and high is not None:
+        return max((high - low) / 2, 1.0)
+    bound = low if low is not None else high
+    return UNKNOWN_WIDTH if bound is None else max(abs(rating - bound), 1.0)

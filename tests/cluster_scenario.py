@@ -121,6 +121,9 @@ def main() -> int:
     parser.add_argument("--kill-coordinator", action="store_true")
     parser.add_argument("--kill-scheduler", action="store_true", help="the last step")
     parser.add_argument("--plant", type=Path, help="an abandoned match folder to be swept")
+    parser.add_argument(
+        "--arena", type=int, default=0, help="serve the arena's ladder until this many results"
+    )
     args = parser.parse_args()
     report: dict[str, Any] = {}
     if args.netns:
@@ -130,6 +133,9 @@ def main() -> int:
     with local_cluster(args.out.parent, env) as (address, client):
         report["address"] = address
         run = [sys.executable, "-m", "tournaments.cli.entry", "league", "run", args.league]
+        if args.arena:
+            run = [sys.executable, "-m", "tournaments.cli.entry", "arena", "serve", "--port", "0"]
+            run += ["-j", "2"]
         run += ["--executor", "dask", "--scheduler", address]
 
         def coordinate() -> subprocess.Popen[bytes]:
@@ -167,6 +173,9 @@ def main() -> int:
             if args.kill_scheduler:
                 wait_until(lambda: done(args.home, args.league) >= 1 and busy(client), 120)
                 os.kill(int(client.run_on_scheduler(os.getpid)), signal.SIGKILL)
+            if args.arena:  # a server plays for ever: stopped once it has played enough
+                wait_until(lambda: done(args.home, args.league) >= args.arena, 300)
+                coordinator.send_signal(signal.SIGTERM)
             output, _ = coordinator.communicate(timeout=600)
         finally:
             if coordinator.poll() is None:

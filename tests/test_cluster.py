@@ -29,6 +29,7 @@ pytest.importorskip("distributed", reason="the dask extra is not installed: pip 
 from referee.local import code_hash
 from referee.matchlog import stderr_path
 from referee.replay import verify_log
+from tournaments.arena.ladder import LADDER
 from tournaments.executors import cluster, cluster_task
 from tournaments.executors.cluster_task import match_slug
 from tournaments.league import LeagueConfig, create_league
@@ -225,6 +226,29 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
         assert verify_log(Path(result.log_path)).ok
     assert report["left_playing"] == {address: [] for address in report["left_playing"]}
     assert sum(report["processes_started"].values()) <= 2  # warm: one per worker, not per match
+
+
+@pytest.mark.slow
+def test_the_arena_plays_its_ladder_on_a_dask_cluster(tmp_path: Path) -> None:
+    """gin arena serve --executor dask: the ladder's pairs are played on the cluster's workers,
+    recorded by the server, and a clean stop leaves nothing running there."""
+    home = tmp_path / "home"
+    arena = Arena(home)
+    store = arena.open_store()
+    for name in ("greedy", "random"):
+        row = trio.run(submit, arena, store, SAMPLES / name, None)
+        store.enter(row.ident, row.name)
+    report = run_scenario(tmp_path, home, LADDER, "--arena", "6")
+    assert report["code"] == 0, report["output"]
+    assert "the arena stopped" in report["output"]
+    results = store.results(LADDER)
+    assert len(results) >= 6
+    assert {r.summary.executed_on for r in results} <= {*report["left_playing"]}
+    assert None not in {r.summary.executed_on for r in results}  # played on the workers
+    assert MatchState.RUNNING not in store.counts(LADDER)
+    for result in results:
+        assert verify_log(Path(result.log_path)).ok
+    assert report["left_playing"] == {address: [] for address in report["left_playing"]}
 
 
 @pytest.mark.slow

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
-import functools
 import gc
 import hashlib
 import io
@@ -36,6 +35,7 @@ import json
 import os
 import pstats
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -569,25 +569,31 @@ def rated_results(
 
 
 def ratings_side(fields: list[int], runs: int, figures: dict[str, Any]) -> None:
-    """Time :func:`compute` (the standings, ratings and every pairing's line) on fields of each
-    size in ``fields`` with 100 results per bot (:func:`rated_results`)."""
+    """Time :func:`compute` (the standings: counts, ratings and every pairing's line) on fields
+    of each size in ``fields`` with 100 results per bot (:func:`rated_results`): wall seconds
+    and the process's CPU seconds (less sensitive to a loaded machine), medians of ``runs``."""
     table = Table(title=f"standings of fields of 100 results per bot (median of {runs})")
-    for column in ("bots", "results", "pairings", "seconds", "runs", "intervals"):
+    for column in ("bots", "results", "pairings", "wall s", "CPU s", "CPU runs", "intervals"):
         table.add_column(column)
     found = figures.setdefault("ratings", [])
     for bots in fields:
         results = rated_results(bots)
-        standings = compute(LEAGUE, results)
-        step = timed(f"{bots} bots", functools.partial(compute, LEAGUE, results), runs)
-        runs_text = " ".join(f"{s:.2f}" for s in step.seconds)
+        wall, cpu = [], []
+        for _ in range(runs):
+            gc.collect()
+            start, start_cpu = time.perf_counter(), time.process_time()
+            standings = compute(LEAGUE, results)
+            wall.append(time.perf_counter() - start)
+            cpu.append(time.process_time() - start_cpu)
+        median_wall, median_cpu = statistics.median(wall), statistics.median(cpu)
         intervals = "approximate" if standings.approximate else "exact"
-        pairings = len(standings.pairwise) // 2
         table.add_row(
-            str(bots), f"{len(results):,}", f"{pairings:,}", f"{step.median:.2f}", runs_text,
+            str(bots), f"{len(results):,}", f"{len(standings.pairwise) // 2:,}",
+            f"{median_wall:.2f}", f"{median_cpu:.2f}", " ".join(f"{s:.2f}" for s in cpu),
             intervals,
         )  # fmt: skip
         found.append(
-            {"bots": bots, "results": len(results), "seconds": step.median, "runs": step.seconds,
+            {"bots": bots, "results": len(results), "wall_seconds": wall, "cpu_seconds": cpu,
              "approximate": standings.approximate}
         )  # fmt: skip
     console.print(table)

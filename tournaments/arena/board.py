@@ -92,7 +92,7 @@ def compute_board(store: Store) -> Board:
             )
         )
     rows.sort(key=lambda row: (row.rating is None, -(row.rating or 0.0), row.ident))
-    approximate = bool(getattr(standings, "approximate", False))
+    approximate = standings is not None and standings.approximate
     return Board(
         at, tuple(rows), standings, 0 if standings is None else standings.series, approximate
     )

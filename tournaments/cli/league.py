@@ -13,6 +13,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
+from tournaments.arena.ladder import LADDER
 from tournaments.audit import AuditReport, audit
 from tournaments.cli import render
 from tournaments.cli.common import (
@@ -283,13 +284,16 @@ def _runner_line(arena: Arena, name: str, counts: dict[MatchState, int]) -> str:
     if holder is not None:
         return f"runner: process {holder or '?'} is playing it"
     running = counts.get(MatchState.RUNNING, 0)
+    again = "gin arena serve" if name == LADDER else f"gin league run {name}"
     if running:
         return (
             f"runner: none; the {running} running match(es) were left by a runner that stopped: "
-            f"gin league run {name} plays them again"
+            f"{again} plays them again"
         )
     left = counts.get(MatchState.PENDING, 0) + counts.get(MatchState.FAILED, 0)
-    return f"runner: none; gin league run {name} plays the {left} left" if left else "complete"
+    if name == LADDER:  # the arena's: it never completes
+        return f"runner: none; {again} plays the {left} left, then new pairs"
+    return f"runner: none; {again} plays the {left} left" if left else "complete"
 
 
 @league_app.command("list")

@@ -123,6 +123,14 @@ CREATE TABLE IF NOT EXISTS ratings (
     series INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ratings_by_bot ON ratings (ident, at);
+CREATE TABLE IF NOT EXISTS sessions (
+    digest TEXT PRIMARY KEY,
+    author TEXT NOT NULL REFERENCES authors(name),
+    token TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    ended_at REAL
+);
+CREATE TABLE IF NOT EXISTS banned (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
 """
 
 
@@ -933,6 +941,68 @@ class Store:
             row = db.execute("SELECT author FROM owners WHERE name = ?", (name,)).fetchone()
         return str(row["author"])
 
+    def release_name(self, name: str, author: str) -> bool:
+        """Give back a name an author claimed for an upload that was refused (only while no
+        version of it is registered); whether it was released."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "DELETE FROM owners WHERE name = ? AND author = ?"
+                " AND NOT EXISTS (SELECT 1 FROM bots WHERE bots.name = owners.name)",
+                (name, author),
+            )
+        return cursor.rowcount > 0
+
+    def name_known(self, name: str) -> bool:
+        """Whether any version of a bot name was ever registered (removed ones too)."""
+        return self.db.execute("SELECT 1 FROM bots WHERE name = ?", (name,)).fetchone() is not None
+
+    def ban(self, name: str, reason: str) -> None:
+        """Keep a bot name out of the arena's ladder: no upload of it is accepted."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO banned (name, reason, at) VALUES (?, ?, ?)",
+                (name, reason, time.time()),
+            )
+
+    def unban(self, name: str) -> bool:
+        """Let a banned name in again; False if it was not banned."""
+        with self.transaction() as db:
+            cursor = db.execute("DELETE FROM banned WHERE name = ?", (name,))
+        return cursor.rowcount > 0
+
+    def banned(self, name: str) -> str | None:
+        """Why a bot name is banned (``None``: it is not)."""
+        row = self.db.execute("SELECT reason FROM banned WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row["reason"])
+
+    def add_session(self, digest: str, author: str, token: str) -> None:
+        """Keep a web session (by its id's digest) opened with a token (by its digest)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT INTO sessions (digest, author, token, created_at) VALUES (?, ?, ?, ?)",
+                (digest, author, token, time.time()),
+            )
+
+    def session_author(self, digest: str, max_age_s: float) -> str | None:
+        """The author of a live session: not ended, younger than ``max_age_s``, and its token
+        not revoked."""
+        row = self.db.execute(
+            "SELECT s.author FROM sessions s JOIN tokens t ON t.digest = s.token"
+            " WHERE s.digest = ? AND s.ended_at IS NULL AND t.revoked_at IS NULL"
+            " AND s.created_at > ?",
+            (digest, time.time() - max_age_s),
+        ).fetchone()
+        return None if row is None else str(row["author"])
+
+    def end_session(self, digest: str) -> bool:
+        """End a web session (logging out); False if it was not live."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE sessions SET ended_at = ? WHERE digest = ? AND ended_at IS NULL",
+                (time.time(), digest),
+            )
+        return cursor.rowcount > 0
+
     def owner(self, name: str) -> str | None:
         """The author who owns a bot name in the hosted arena."""
         row = self.db.execute("SELECT author FROM owners WHERE name = ?", (name,)).fetchone()
@@ -985,6 +1055,14 @@ class Store:
             query, args = query + " AND author = ?", [*args, author]
         rows = self.db.execute(query + " ORDER BY rowid LIMIT ?", (*args, limit)).fetchall()
         return [_submission(row) for row in rows]
+
+    def waiting_submissions(self, author: str) -> int:
+        """How many of an author's uploads are queued or being checked."""
+        row = self.db.execute(
+            "SELECT COUNT(*) AS n FROM submissions WHERE author = ? AND state IN (?, ?)",
+            (author, SubmissionState.QUEUED.value, SubmissionState.CHECKING.value),
+        ).fetchone()
+        return int(row["n"])
 
     def requeue_submissions(self) -> int:
         """Uploads a killed server was checking go back to the queue; returns how many."""

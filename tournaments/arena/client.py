@@ -191,7 +191,11 @@ def submit_to_arena(
 
 
 def _base_url(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ArenaClientError(f"not an arena address: {url!r} (give http://HOST:PORT)") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ArenaClientError(f"not an arena address: {url!r} (give http://HOST:PORT)")
     return url.rstrip("/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import socket
 import time
 import traceback
 from pathlib import Path
@@ -131,6 +132,8 @@ def _stopped(error: BaseException, home: Path, address: str) -> BaseException:
             )
         if isinstance(leaf, ExecutorError):
             return fail(str(leaf), 1)
+        if isinstance(leaf, socket.gaierror):
+            return fail(f"cannot listen on {address}: {leaf.strerror or leaf}")
         if isinstance(leaf, OSError) and leaf.errno in (
             errno.EADDRINUSE,
             errno.EACCES,
@@ -162,6 +165,8 @@ def arena_enter(
     """Enter submitted bots into the ladder (the organiser's own, e.g. the sample bots)."""
     _, store = open_arena()
     for spec in specs:
+        if spec.endswith("@"):
+            raise fail(f"{spec!r}: give NAME or NAME@VERSION")
         try:
             row = resolve(store, spec)
         except RegistryError as error:

@@ -29,7 +29,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
-from tournaments.store import MatchState, Store
+from tournaments.store import EntrantState, MatchState, Store
 
 
 @bot_app.command("new")
@@ -192,7 +192,15 @@ def bot_remove(spec: Annotated[str, typer.Argument(help="NAME@VERSION to remove.
     name, version = parse_spec(spec)
     if version is None:
         raise fail("name the version to remove: NAME@VERSION")
-    waiting = _leagues_needing(store, f"{name}@{version}")
+    entrant = store.entrant(f"{name}@{version}")
+    if entrant is not None and entrant.state is not EntrantState.RETIRED:
+        raise fail(
+            f"{spec} is {entrant.state.value} in the arena's ladder: retire it first "
+            f"(gin arena retire {spec}), then remove it"
+        )
+    waiting = [
+        league for league in _leagues_needing(store, f"{name}@{version}") if league != "ladder"
+    ]
     if waiting:
         raise fail(
             f"{spec} still has matches to play in league(s) {', '.join(waiting)}: finish them "

@@ -5,11 +5,15 @@ static files) hold."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
+import hmac
 import http.client
 import json
 import math
 import re
+import secrets
 import shutil
 import socket
 import time
@@ -39,6 +43,7 @@ from tournaments.arena.web import (
     LOGINS_PER_MINUTE,
     REPLAY_CSP,
     SESSION_COOKIE,
+    STREAMS_PER_CLIENT,
     UPLOADS_PER_MINUTE,
     create_app,
 )
@@ -538,6 +543,60 @@ def test_a_revoked_token_is_refused_and_its_sessions_end(site: Any, built: Home)
     site(check)
 
 
+def test_logging_out_ends_the_session_and_the_old_cookie_is_nobody(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        session = await site.login(built.tokens["alice"])
+        other = await site.login(built.tokens["alice"])  # another browser of hers
+        page = await site.get("/bots/alpha@1.0", cookie=session)
+        assert "logged in as" in page.text
+        token = _csrf(page.text)
+        out = await site.form("/logout", {"csrf": token}, cookie=session)
+        assert out.status == 303
+        assert f'{SESSION_COOKIE}=""' in out.headers["set-cookie"]
+        # a copy of the cookie kept elsewhere is nobody now: the server ended the session
+        assert "logged in as" not in (await site.get("/", cookie=session)).text
+        retire = await site.form("/bots/alpha@1.0/retire", {"csrf": token}, cookie=session)
+        assert retire.status == 401
+        assert site.service.store.entrant("alpha@1.0").state == EntrantState.ACTIVE  # type: ignore[union-attr]
+        assert "logged in as" in (await site.get("/", cookie=other)).text  # only that one ended
+        again = await site.form("/logout", {"csrf": token}, cookie=session)
+        assert again.status == 303  # an ended session: the cookie is cleared, nothing else
+
+    site(check)
+
+
+def test_a_session_cannot_be_made_from_what_the_store_holds(site: Any, built: Home) -> None:
+    async def check(site: Site) -> None:
+        session = await site.login(built.tokens["alice"])
+        value = session.removeprefix(f"{SESSION_COOKIE}=")
+        assert len(value) >= 43  # secrets.token_urlsafe(32)
+        store = site.service.store
+        rows = store.db.execute("SELECT * FROM sessions").fetchall()
+        assert rows
+        assert all(value not in str(tuple(row)) for row in rows)  # only its digest is kept
+        guesses = [
+            secrets.token_urlsafe(32),
+            value[:-3] + ("AAA" if not value.endswith("AAA") else "BBB"),
+            *(str(row["digest"]) for row in rows),
+            *(str(row["token"]) for row in rows),
+            "x" * 10_000,
+        ]
+        # the old signed cookie, made with the key the store holds: no longer a session
+        body = base64.urlsafe_b64encode(
+            json.dumps(["alice", token_digest(built.tokens["alice"]), int(time.time())]).encode()
+        )
+        body_text = body.decode().rstrip("=")
+        mac = hmac.new(store.secret("web"), f"session:{body_text}".encode(), hashlib.sha256)
+        guesses.append(f"{body_text}.{base64.urlsafe_b64encode(mac.digest()).decode().rstrip('=')}")
+        for guess in guesses:
+            page = await site.get("/", cookie=f"{SESSION_COOKIE}={guess}")
+            assert page.status == 200
+            assert "logged in as" not in page.text, guess
+        assert "logged in as" in (await site.get("/", cookie=session)).text
+
+    site(check)
+
+
 # --- the API ------------------------------------------------------------------------------------
 
 
@@ -698,6 +757,100 @@ def test_a_live_page_listener_sees_published_events(site: Any) -> None:
     site(check)
 
 
+def test_one_address_cannot_hold_every_event_stream(site: Any) -> None:
+    async def check(site: Site) -> None:
+        def request(source: str) -> socket.socket:
+            held = socket.create_connection((site.host, site.port), 30, (source, 0))
+            held.sendall(b"GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+            return held
+
+        def status_of(source: str) -> tuple[int, str | None]:
+            connection = http.client.HTTPConnection(
+                site.host, site.port, timeout=30, source_address=(source, 0)
+            )
+            try:
+                connection.request("GET", "/events")
+                response = connection.getresponse()
+                return response.status, response.getheader("retry-after")
+            finally:
+                connection.close()
+
+        async def listeners_reach(count: int) -> None:
+            with trio.fail_after(20):
+                while site.service.events.listeners != count:
+                    await trio.sleep(0.02)
+
+        held = [request("127.0.0.1") for _ in range(STREAMS_PER_CLIENT)]  # never read
+        try:
+            await listeners_reach(STREAMS_PER_CLIENT)
+            status, retry = await trio.to_thread.run_sync(status_of, "127.0.0.1")
+            assert status == 429
+            assert retry is not None
+            assert int(retry) >= 1
+            assert site.service.events.listeners == STREAMS_PER_CLIENT
+            assert (await trio.to_thread.run_sync(status_of, "127.0.0.2"))[0] == 200
+            held.pop().close()  # a stream closed gives its place back
+            await listeners_reach(STREAMS_PER_CLIENT - 1)
+            with trio.fail_after(20):
+                while (await trio.to_thread.run_sync(status_of, "127.0.0.1"))[0] != 200:
+                    await trio.sleep(0.05)
+        finally:
+            for one in held:
+                one.close()
+
+    site(check)
+
+
+def test_an_ipv6_client_counts_by_its_slash_64(site: Any) -> None:
+    async def check(site: Site) -> None:
+        statuses: dict[str, list[int]] = {}
+
+        async def stream(client: str) -> None:
+            scope = {
+                "type": "http",
+                "asgi": {"version": "3.0"},
+                "http_version": "1.1",
+                "method": "GET",
+                "scheme": "http",
+                "path": "/events",
+                "raw_path": b"/events",
+                "query_string": b"",
+                "root_path": "",
+                "headers": [(b"host", b"arena.example")],
+                "client": (client, 5000),
+                "server": ("arena.example", 80),
+            }
+
+            async def receive() -> dict[str, Any]:
+                await trio.sleep_forever()
+                raise AssertionError  # never reached
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    statuses.setdefault(client, []).append(message["status"])
+
+            await site.app(scope, receive, send)
+
+        async def answered(count: int) -> None:
+            with trio.fail_after(20):
+                while sum(len(found) for found in statuses.values()) < count:
+                    await trio.sleep(0.01)
+
+        async with trio.open_nursery() as nursery:
+            for index in range(STREAMS_PER_CLIENT):
+                nursery.start_soon(stream, f"2001:db8::{index + 1:x}")
+            await answered(STREAMS_PER_CLIENT)
+            nursery.start_soon(stream, "2001:db8::ffff:1")  # the same /64
+            await answered(STREAMS_PER_CLIENT + 1)
+            assert statuses["2001:db8::ffff:1"] == [429]
+            nursery.start_soon(stream, "2001:db8:0:1::1")  # another /64
+            await answered(STREAMS_PER_CLIENT + 2)
+            assert statuses["2001:db8:0:1::1"] == [200]
+            nursery.cancel_scope.cancel()
+
+    site(check)
+
+
 async def _asgi_get(app: Any, path: str, scheme: str) -> list[tuple[bytes, bytes]]:
     """Call the app directly (as a TLS-terminating server would); the response's headers."""
     scope = {
@@ -793,5 +946,49 @@ def test_a_stopped_ladder_is_said_on_every_page(site: Any) -> None:
             assert page.status == 200
             assert f"the ladder stopped: the disk is full {ESCAPED}" in page.text
             assert_escaped(page.text)
+
+    site(check)
+
+
+def _with_evidence(log: Path, secret: str) -> None:
+    """Put in place of a match's log a real one whose seat-0 faults have ``secret`` in their
+    evidence (in the fault records and the result alike, as the referee writes them)."""
+    golden = Path(__file__).resolve().parent / "golden" / "format3-strikes.jsonl"
+    lines = []
+    for line in golden.read_text().splitlines():
+        record = json.loads(line)
+        faults = [record] if record["type"] == "fault" else record.get("faults", [])
+        if record["type"] in ("fault", "result"):
+            for fault in faults:
+                if fault["seat"] == 0:
+                    fault["evidence"] = {**fault["evidence"], "stderr_tail": secret}
+        lines.append(json.dumps(record, separators=(",", ":")))
+    log.write_text("\n".join(lines) + "\n")
+
+
+def test_fault_evidence_is_the_seat_owners_alone_in_the_log_and_the_replay(
+    site: Any, built: Home
+) -> None:
+    """The log download and the replay are public, but a fault's evidence (its stderr tail)
+    is shown only to the owner of that seat's bot."""
+    first = built.played[0]  # alpha (alice) in seat 0 faults; beta in seat 1
+    secret = "PRIVATE-STDERR my_password=hunter2"
+
+    async def check(site: Site) -> None:
+        result = site.service.store.result(first)
+        assert result is not None
+        _with_evidence(Path(result.log_path), secret)
+        log, replay = f"/matches/{_page(first)}/log.jsonl", f"/matches/{_page(first)}/replay"
+        for headers in ({}, _bearer(built.tokens["bob"]), _bearer(built.tokens[EVIL_AUTHOR])):
+            for path in (log, replay):
+                page = await site.get(path, **headers)
+                assert page.status == 200
+                assert secret not in page.text
+        assert "fault" in (await site.get(log)).text
+        owner = await site.get(log, **_bearer(built.tokens["alice"]))
+        assert secret in owner.text
+        cookie = await site.login(built.tokens["alice"])
+        assert secret in (await site.get(replay, cookie=cookie)).text
+        assert secret not in (await site.get(replay)).text  # not the owner's page, cached
 
     site(check)

@@ -348,6 +348,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "client",
         "intake",
         "ladder",
+        "privacy",
         "server",
         "service",
         "web",

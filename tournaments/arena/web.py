@@ -8,13 +8,15 @@ pool; they read through :meth:`ArenaService.reader` (one store connection per th
 own store. The leaderboard is the service's snapshot (``service.board``): no request computes
 standings.
 
-Hardening: a strict Content Security Policy and the usual headers on every response; sessions in
-an HMAC-signed cookie (HttpOnly, SameSite=Strict, Secure over https) holding the author and the
-token's digest, looked up again on each request (a revoked token ends its sessions); a CSRF token
-(an HMAC of the session) on every form plus an Origin/Referer check on every form post; request
-bodies capped while they are read (413); token buckets per API token, per client address for
-anonymous API calls and for ``/login`` (429 with ``Retry-After``); static files from a fixed map
-held in memory (no path reaches the server's files); every text a bot or an author gave escaped
+Hardening: a strict Content Security Policy and the usual headers on every response; sessions
+kept by the server: the cookie (HttpOnly, SameSite=Strict, Secure over https) holds a random
+session id, the store only its SHA-256 digest, looked up on each request (logging out ends the
+session, and so does revoking the token it was opened with); a CSRF token (an HMAC of the session
+id) on every form plus an Origin/Referer check on every form post; request bodies capped while
+they are read (413); token buckets per API token, per client address for anonymous API calls and
+for ``/login`` (429 with ``Retry-After``); at most :data:`STREAMS_PER_CLIENT` live-page streams
+per client address (429); static files from a fixed map held in memory (no path reaches the
+server's files); every text a bot or an author gave escaped
 (Jinja2's autoescape, and :func:`referee.bot_text.shown` for control characters); error pages
 without tracebacks.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import math
@@ -35,6 +38,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qs, quote, urlsplit
@@ -46,7 +50,6 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
-    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -60,11 +63,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from referee.bot_text import shown
 from referee.faults import Fault
 from referee.matchlog import stderr_path
-from referee.replay import load_replay
 from tournaments.arena import intake as intake_module
 from tournaments.arena.accounts import author_of, token_digest
 from tournaments.arena.board import Board, BoardRow
 from tournaments.arena.ladder import LADDER
+from tournaments.arena.privacy import redacted_log, redacted_replay
 from tournaments.arena.service import MAX_LISTENERS, ArenaRefusal, ArenaService, Event
 from tournaments.registry import parse_spec
 from tournaments.replay_html import replay_html
@@ -104,6 +107,9 @@ FORM_BYTES: Final = 16 * 1024
 UPLOADS_PER_MINUTE: Final = 6
 API_PER_MINUTE: Final = 120
 LOGINS_PER_MINUTE: Final = 10
+STREAMS_PER_CLIENT: Final = 6
+"""Live-page event streams one client address may hold open at once (an IPv6 address counts by
+its /64)."""
 PING_S: Final = 15.0
 """How often the event stream sends a comment, to keep the connection open."""
 REPLAY_CACHE: Final = 32
@@ -183,12 +189,28 @@ class _Buckets:
                     del self._levels[stale]
 
 
+class _HeldStream(StreamingResponse):
+    """A streaming response that calls ``release`` once it ends, however it ends."""
+
+    def __init__(
+        self, content: AsyncIterator[bytes], release: Callable[[], None], **options: Any
+    ) -> None:
+        super().__init__(content, **options)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
 # --- the app's state -----------------------------------------------------------------------------
 
 
 @dataclass
 class _Viewer:
-    """Who is looking: a logged-in author and their session cookie's value (for CSRF)."""
+    """Who is looking: a logged-in author and their session id (the cookie's value, for CSRF)."""
 
     author: str | None = None
     session: str = ""
@@ -216,8 +238,10 @@ class _Web:
         self.uploads = _Buckets(UPLOADS_PER_MINUTE)
         self.api = _Buckets(API_PER_MINUTE)
         self.logins = _Buckets(LOGINS_PER_MINUTE)
+        self._streams: dict[str, int] = {}
+        """Event streams open per client (touched on the trio thread only)."""
         self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
-        self._replays: OrderedDict[tuple[str, int | None], str] = OrderedDict()
+        self._replays: OrderedDict[tuple[str, int | None, tuple[int, ...]], str] = OrderedDict()
         self._replay_lock = threading.Lock()
 
     # --- sessions and CSRF ---------------------------------------------------------------------
@@ -226,28 +250,22 @@ class _Web:
         mac = hmac.new(self.secret, text.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
-    def session_value(self, author: str, digest: str) -> str:
-        """A session cookie's value: the author, the token's digest and the time, signed."""
-        payload = json.dumps([author, digest, int(time.time())], separators=(",", ":"))
-        body = base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
-        return f"{body}.{self._sign('session:' + body)}"
+    @staticmethod
+    def open_session(store: Store, author: str, token: str) -> str:
+        """A new session of an author logged in with a token: its id (the cookie's value, never
+        stored; the store keeps its digest and the token's)."""
+        session = secrets.token_urlsafe(32)
+        store.add_session(_session_digest(session), author, token_digest(token))
+        return session
 
     def viewer(self, request: Request, store: Store) -> _Viewer:
-        """The logged-in author of a request (none: no session, a forged or expired one, or its
-        token revoked since)."""
-        value = request.cookies.get(SESSION_COOKIE, "")
-        body, _, signature = value.partition(".")
-        if not body or not hmac.compare_digest(signature, self._sign("session:" + body)):
+        """The logged-in author of a request (none: no session, an unknown, ended or expired
+        one, or its token revoked since)."""
+        session = request.cookies.get(SESSION_COOKIE, "")
+        if not 0 < len(session) <= 128:
             return _Viewer()
-        try:
-            author, digest, issued = json.loads(base64.urlsafe_b64decode(body + "=" * 4))
-        except (ValueError, TypeError):
-            return _Viewer()
-        if not isinstance(issued, int) or time.time() - issued > SESSION_S:
-            return _Viewer()
-        if not isinstance(digest, str) or store.token_author(digest) != author:
-            return _Viewer()
-        return _Viewer(str(author), value)
+        author = store.session_author(_session_digest(session), SESSION_S)
+        return _Viewer() if author is None else _Viewer(author, session)
 
     def csrf(self, session: str) -> str:
         """The CSRF token of a session (or of the login form's cookie)."""
@@ -266,6 +284,29 @@ class _Web:
             raise _Refused(403, "refused: this form was not sent from this site")
         if not session or not hmac.compare_digest(form.get("csrf", ""), self.csrf(session)):
             raise _Refused(403, "refused: the form's CSRF token is missing or wrong")
+
+    # --- event streams -------------------------------------------------------------------------
+
+    def hold_stream(self, client: str) -> str:
+        """Count one more event stream of a client address; the key to give back.
+
+        Raises:
+            _Refused: the client holds :data:`STREAMS_PER_CLIENT` already (429).
+        """
+        key = _client_key(client)
+        held = self._streams.get(key, 0)
+        if held >= STREAMS_PER_CLIENT:
+            raise _Refused(429, "too many live pages open from your address: close some", 30)
+        self._streams[key] = held + 1
+        return key
+
+    def release_stream(self, key: str) -> None:
+        """Give back an event stream counted by :meth:`hold_stream`."""
+        held = self._streams.get(key, 0) - 1
+        if held > 0:
+            self._streams[key] = held
+        else:
+            self._streams.pop(key, None)
 
     # --- pages ---------------------------------------------------------------------------------
 
@@ -290,22 +331,24 @@ class _Web:
             self._pairwise = (board, lines)
         return lines.get(ident, [])
 
-    def replay(self, store: Store, match_id: str, seat: int | None) -> str:
-        """A finished match's replay page for a viewer (cached: a log never changes once its
-        result is recorded).
+    def replay(self, store: Store, match_id: str, seat: int | None, author: str | None) -> str:
+        """A finished match's replay page for a viewer, the fault evidence of the seats that
+        ``author`` does not own emptied (cached: a log never changes once its result is
+        recorded).
 
         Raises:
             _Refused: no such match, or not played yet (404).
         """
-        key = (match_id, seat)
+        result = store.result(match_id)
+        if result is None:
+            raise _Refused(404, "no replay: this match has no result yet")
+        visible = _owned_seats(store, result.seats, author)
+        key = (match_id, seat, visible)
         with self._replay_lock:
             if key in self._replays:
                 self._replays.move_to_end(key)
                 return self._replays[key]
-        result = store.result(match_id)
-        if result is None:
-            raise _Refused(404, "no replay: this match has no result yet")
-        html = replay_html(load_replay(Path(result.log_path)), seat)
+        html = replay_html(redacted_replay(Path(result.log_path), visible), seat)
         with self._replay_lock:
             self._replays[key] = html
             while len(self._replays) > REPLAY_CACHE:
@@ -314,6 +357,13 @@ class _Web:
 
 
 # --- helpers -------------------------------------------------------------------------------------
+
+
+def _owned_seats(store: Store, seats: tuple[str, str], author: str | None) -> tuple[int, ...]:
+    """The seats whose bot ``author`` owns (whose fault evidence they may read)."""
+    if author is None:
+        return ()
+    return tuple(seat for seat in (0, 1) if store.owner(parse_spec(seats[seat])[0]) == author)
 
 
 def _when(at: float | None) -> str:
@@ -338,6 +388,22 @@ def _num(value: float | None, digits: int = 0) -> str:
 
 def _client(request: Request) -> str:
     return request.client.host if request.client is not None else "?"
+
+
+def _client_key(client: str) -> str:
+    """What a client address counts as: itself, or its /64 for IPv6 (one host often has many)."""
+    try:
+        address = ipaddress.ip_address(client)
+    except ValueError:
+        return client
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return client
+
+
+def _session_digest(session: str) -> str:
+    """What the store keeps of a session id."""
+    return hashlib.sha256(session.encode()).hexdigest()
 
 
 def _bearer(request: Request) -> str | None:
@@ -580,7 +646,8 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         if seat_arg not in (None, "0", "1"):
             raise _Refused(404, "seat is 0 or 1")
         seat = None if seat_arg is None else int(seat_arg)
-        html = web.replay(store, request.path_params["match_id"], seat)
+        author = web.viewer(request, store).author
+        html = web.replay(store, request.path_params["match_id"], seat, author)
         return HTMLResponse(
             html, headers={"content-security-policy": REPLAY_CSP, "cache-control": "no-cache"}
         )
@@ -591,7 +658,9 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
         return web.page("live.html", viewer, live=service.live(), pairs=pairs[:20], now=time.time())
 
     async def events(request: Request) -> Response:
+        key = web.hold_stream(_client(request))
         if service.events.listeners >= MAX_LISTENERS:
+            web.release_stream(key)
             raise _Refused(503, "too many live pages open: try again later")
         try:
             last = int(request.headers.get("last-event-id", "0"))
@@ -615,8 +684,9 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
                         seen = event.id
                         yield _sse(event)
 
-        return StreamingResponse(
+        return _HeldStream(
             stream(),
+            partial(web.release_stream, key),
             media_type="text/event-stream",
             headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
@@ -651,15 +721,17 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
                 message="That token is not a live one.",
             )
         response = RedirectResponse("/", 303)
-        value = web.session_value(author, token_digest(token))
-        _set_cookie(request, response, SESSION_COOKIE, value, SESSION_S)
+        session = web.open_session(service.store, author, token)
+        _set_cookie(request, response, SESSION_COOKIE, session, SESSION_S)
         return response
 
     async def logout(request: Request) -> Response:
         form = await _read_form(request)
         viewer = web.viewer(request, service.store)
-        web.check_form(request, form, viewer.session)
         response = RedirectResponse("/", 303)
+        if viewer.author is not None:  # a dead session has nothing to end: just the cookie
+            web.check_form(request, form, viewer.session)
+            service.store.end_session(_session_digest(viewer.session))
         response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
         return response
 
@@ -752,13 +824,22 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
 
     def log_download(request: Request) -> Response:
         match_id = request.path_params["match_id"]
-        result = reader().result(match_id)
+        store = reader()
+        result = store.result(match_id)
         if result is None or not Path(result.log_path).is_file():
             raise _Refused(404, "no log for this match")
-        return FileResponse(
-            result.log_path,
+        author = web.viewer(request, store).author if _bearer(request) is None else None
+        if _bearer(request) is not None:
+            author = _api_author(request, store, web.api)
+        visible = _owned_seats(store, result.seats, author)
+        try:
+            text = redacted_log(Path(result.log_path), visible)
+        except (OSError, UnicodeDecodeError):
+            raise _Refused(404, "the log of this match cannot be read") from None
+        return Response(
+            text,
             media_type="application/x-ndjson",
-            filename=f"{match_id}.jsonl",
+            headers={"content-disposition": f'attachment; filename="{_path(match_id)}.jsonl"'},
         )
 
     def standings_json(request: Request) -> Response:  # noqa: ARG001 - Starlette's signature

@@ -27,6 +27,9 @@ DECISIONS: Final = 300
 MAX_SERIES: Final = 12
 STDERR_LINES: Final = 20
 """How many of the last lines of the bot's stderr a report keeps."""
+CHECK_EXIT_WAIT_S: Final = 3.0
+"""How long a checked bot has to exit after its goodbye (a match gives it a second: a loaded
+machine must not fail a bot that does exit)."""
 
 
 class NoBotFolder(FileNotFoundError):  # noqa: N818 - named for what happened
@@ -216,7 +219,9 @@ def _exit_item(seat: RemoteSeat | None) -> CheckItem:
     report: Any = seat.teardown_report
     leftover = tuple(getattr(report, "leftover", ()))
     if seat.exit_after_goodbye is None:
-        detail = "still running a second after the Goodbye: exit when the stream ends"
+        detail = (
+            f"still running {seat.exit_wait_s:g} s after the Goodbye: exit when the stream ends"
+        )
         return CheckItem(name, Verdict.FAILED, detail)
     if seat.exit_after_goodbye != 0:
         detail = f"exited with status {seat.exit_after_goodbye} after the Goodbye: exit 0"
@@ -271,6 +276,7 @@ async def check_bot(
     while made < decisions and series < MAX_SERIES and not faults:
         seat_index = series % 2
         bot = remote_seat(manifest, jails, f"check-{manifest.name}-{series}")
+        bot.exit_wait_s = CHECK_EXIT_WAIT_S
         other = InProcessSeat(GreedyPolicy(), "greedy", "sample")
         seats: tuple[Seat, Seat] = (bot, other) if seat_index == 0 else (other, bot)
         config = MatchConfig(

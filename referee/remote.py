@@ -162,7 +162,11 @@ class RemoteSeat:
         self.started_at = 0.0
         self.startup_ms: float | None = None
         self.exit_after_goodbye: int | None = None
-        """The bot's exit status if it left by itself within a second of the goodbye."""
+        """The bot's exit status if it left by itself within :attr:`exit_wait_s` of the
+        goodbye."""
+        self.exit_wait_s = EXIT_WAIT_S
+        """How long the bot has to exit after its goodbye before the sandbox is torn down (the
+        conformance kit gives more, so that a loaded machine does not fail a bot that exits)."""
         self.teardown_report: object = None
         self.frozen = False
         """Whether the bot is frozen (see :meth:`hold`)."""
@@ -461,7 +465,7 @@ class RemoteSeat:
         if self.channel is not None:
             self.channel.end_stream()
         if self.process is not None:
-            await self._wait_exit(EXIT_WAIT_S)
+            await self._wait_exit(self.exit_wait_s)
             self.exit_after_goodbye = self.process.poll()
         await trio.to_thread.run_sync(self._teardown)
 

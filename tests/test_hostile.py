@@ -26,6 +26,7 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from protocol.manifest import load_manifest
+from referee.conformance import CHECK_EXIT_WAIT_S, check_bot
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
@@ -632,3 +633,27 @@ def strings(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from strings(item)
+
+
+@pytest.mark.slow
+def test_the_kit_gives_a_bot_time_to_exit_and_fails_one_that_stays(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A bot that leaves 1.5 s after its goodbye (as one does on a loaded machine) passes the
+    kit's exit check, which waits CHECK_EXIT_WAIT_S; one that never leaves fails it, saying how
+    long it was given."""
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "stays").mkdir()
+    slow = hostile_folder(tmp_path / "slow", "slow_exit", "1.5")
+    report = trio.run(lambda: check_bot(slow, sandbox.prepare, decisions=20))
+    exit_item = next(
+        item for item in report.items if item.name == "leaves cleanly after the goodbye"
+    )
+    assert exit_item.passed, exit_item.detail
+    stays = hostile_folder(tmp_path / "stays", "ignore_sigterm")
+    report = trio.run(lambda: check_bot(stays, sandbox.prepare, decisions=20))
+    exit_item = next(
+        item for item in report.items if item.name == "leaves cleanly after the goodbye"
+    )
+    assert not exit_item.passed
+    assert f"still running {CHECK_EXIT_WAIT_S:g} s after the Goodbye" in exit_item.detail

@@ -689,6 +689,8 @@ def main() -> int:
         status = HostileSession(bot, token).play(pb_grpc.RefereeStub(channel))
     if MODE == "ignore_sigterm":
         time.sleep(600)  # stay after the goodbye: the teardown must kill us
+    if MODE == "slow_exit":
+        time.sleep(float(ARG or "1.5"))  # leave, but slowly (as on a loaded machine)
     if MODE == "spin_children":
         time.sleep(600)  # stay, spinners and all, so the teardown finds every process alive
     return status

@@ -992,3 +992,23 @@ def test_fault_evidence_is_the_seat_owners_alone_in_the_log_and_the_replay(
         assert secret not in (await site.get(replay)).text  # not the owner's page, cached
 
     site(check)
+
+
+def test_the_leaderboard_kept_for_visitors_follows_the_board_and_the_troubles(
+    site: Any, built: Home
+) -> None:
+    async def check(site: Site) -> None:
+        first = await site.get("/")
+        assert (await site.get("/")).text == first.text
+        site.service.board = dataclasses.replace(site.service.board, at=2e9)
+        moved = await site.get("/")
+        assert moved.text != first.text
+        assert "2033-05-18" in moved.text  # the new board's time
+        site.service.ladder_error = "the ladder stopped: a test"
+        assert "the ladder stopped: a test" in (await site.get("/")).text
+        cookie = await site.login(built.tokens["alice"])
+        mine = await site.get("/", cookie=cookie)
+        assert "logged in as" in mine.text
+        assert "logged in as" not in (await site.get("/")).text
+
+    site(check)

@@ -112,7 +112,7 @@ STREAMS_PER_CLIENT: Final = 6
 its /64)."""
 PING_S: Final = 15.0
 """How often the event stream sends a comment, to keep the connection open."""
-REPLAY_CACHE: Final = 32
+REPLAY_CACHE: Final = 128
 """Replay pages of finished matches kept in memory (least recently used out)."""
 STDERR_SHOWN: Final = 64 * 1024
 """The most of a seat's kept stderr the match page shows (the download has it all)."""
@@ -241,6 +241,8 @@ class _Web:
         self._streams: dict[str, int] = {}
         """Event streams open per client (touched on the trio thread only)."""
         self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
+        self.board_page: tuple[Board, tuple[str, str], bytes] | None = None
+        """The leaderboard as a visitor not logged in sees it, for the board it shows."""
         self._replays: OrderedDict[tuple[str, int | None, tuple[int, ...]], str] = OrderedDict()
         self._replay_lock = threading.Lock()
 
@@ -559,11 +561,17 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
     def leaderboard(request: Request) -> Response:
         store = reader()
         board = service.board
+        viewer = web.viewer(request, store)
+        troubles = (service.ladder_error, service.board_error)
+        cached = web.board_page
+        if viewer.author is None and cached is not None and cached[:2] == (board, troubles):
+            return HTMLResponse(cached[2], headers={"cache-control": "no-store"})
         ranked = [row for row in board.rows if row.rating is not None]
         unrated = [row for row in board.rows if row.rating is None]
-        return web.page(
-            "board.html", web.viewer(request, store), board=board, ranked=ranked, unrated=unrated
-        )
+        page = web.page("board.html", viewer, board=board, ranked=ranked, unrated=unrated)
+        if viewer.author is None:  # the same for every visitor not logged in: kept per board
+            web.board_page = (board, troubles, bytes(page.body))
+        return page
 
     def bot_page(request: Request) -> Response:
         store = reader()

@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,11 @@ from tournaments.arena.intake import (
     UploadRefused,
     unpack_upload,
 )
+from tournaments.arena.ladder import LADDER
 from tournaments.arena.service import ArenaService
+from tournaments.executors.fake import FakeExecutor
 from tournaments.registry import Arena, Checker, submit
-from tournaments.store import EntrantState, Store, Submission, SubmissionState
+from tournaments.store import BotRow, EntrantState, Store, Submission, SubmissionState
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
@@ -93,6 +96,12 @@ def check_one(service: ArenaService, author: str, data: bytes) -> Submission:
     return found
 
 
+def uploads_left(service: ArenaService) -> list[str]:
+    """What the uploads folder holds, but the intake's lock file."""
+    uploads = service.arena.home / "uploads"
+    return sorted(p.name for p in uploads.iterdir() if p.name != ".intake.lock")
+
+
 def assert_clean(service: ArenaService, tmp_path: Path) -> None:
     """Nothing registered, nothing outside the home, nothing left in the uploads folder."""
     store = service.store
@@ -145,16 +154,16 @@ def test_an_upload_that_is_not_gzip_is_refused_at_once(tmp_path: Path) -> None:
 def test_an_upload_is_kept_durably_and_queued_under_an_unguessable_id(tmp_path: Path) -> None:
     service = make_service(tmp_path)
     data = tgz(good_members())
-    ids = {service.intake.receive("a", data) for _ in range(3)}
+    ids = {service.intake.receive(author, data): author for author in ("a", "b", "a")}
     assert len(ids) == 3
     assert all(len(submission_id) >= 22 for submission_id in ids)
-    for submission_id in ids:
+    for submission_id, author in ids.items():
         kept = service.arena.home / "uploads" / f"{submission_id}.tgz"
         assert kept.read_bytes() == data
         row = service.store.submission(submission_id)
         assert row is not None
         assert row.state is SubmissionState.QUEUED
-        assert row.author == "a"
+        assert row.author == author
     assert not list((service.arena.home / "uploads").glob("*.part"))
 
 
@@ -496,7 +505,7 @@ def test_an_upload_left_checking_is_checked_after_a_restart(tmp_path: Path) -> N
     assert found is not None
     assert found.state is SubmissionState.ACCEPTED
     assert [e.ident for e in again.store.entrants()] == ["mybot@1.0.0"]
-    assert list((service.arena.home / "uploads").iterdir()) == []
+    assert uploads_left(service) == []
 
 
 def test_run_wakes_for_each_upload_and_checks_them_in_order(tmp_path: Path) -> None:
@@ -507,8 +516,8 @@ def test_run_wakes_for_each_upload_and_checks_them_in_order(tmp_path: Path) -> N
         async with trio.open_nursery() as nursery:
             nursery.start_soon(service.intake.run)
             await trio.sleep(0.05)
-            for version in ("1.0.0", "1.1.0", "1.2.0"):
-                order.append(service.intake.receive("a", tgz(good_members("mybot", version))))
+            for author, version in (("a", "1.0.0"), ("b", "1.1.0"), ("a", "1.2.0")):
+                order.append(service.intake.receive(author, tgz(good_members("mybot", version))))
             with trio.fail_after(10):
                 while any(
                     not (row := service.store.submission(s)) or row.finished_at is None
@@ -592,8 +601,7 @@ def test_a_cancelled_check_leaves_the_upload_to_be_checked_again(tmp_path: Path)
     assert found.state is SubmissionState.CHECKING
     assert service.store.bots() == []
     assert service.store.entrants() == []
-    uploads = service.arena.home / "uploads"
-    assert [p.name for p in uploads.iterdir()] == [f"{submission_id}.tgz"]
+    assert uploads_left(service) == [f"{submission_id}.tgz"]
     bots = service.arena.bots_dir
     assert not bots.exists() or list(bots.rglob("*")) == []
     service.intake.checker = None
@@ -663,3 +671,247 @@ def test_a_checklist_document_reads_back_as_the_same_report() -> None:
     assert document["never_started"] is None
     with pytest.raises(ValueError, match="not a conformance checklist"):
         CheckReport.from_dict({"items": [{"name": "x", "verdict": "maybe"}]})
+
+
+# --- the review's findings -----------------------------------------------------------------------
+
+
+def passing(path: Path) -> CheckReport:
+    return CheckReport(path, "mybot@1.0.0", (CheckItem("starts", Verdict.PASSED),))
+
+
+def test_a_house_bot_removed_from_the_registry_keeps_its_name_the_organisers(
+    tmp_path: Path,
+) -> None:
+    service = make_service(tmp_path)
+    trio.run(submit, service.arena, service.store, GREEDY, None)
+    service.store.remove_bot("greedy", "1.0.0")  # `gin bot remove greedy@1.0.0`
+    found = check_one(service, "a", tgz(good_members("greedy", "9.0.0")))
+    assert found.state is SubmissionState.REJECTED
+    assert "organiser's" in found.message
+    assert service.store.owners() == {}
+
+
+def test_a_failure_after_registering_leaves_the_name_its_authors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = make_service(tmp_path)
+
+    def broken_admit(row: object) -> list[str]:
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(service, "admit", broken_admit)
+    first = check_one(service, "a", tgz(good_members("mybot", "1.0.0")))
+    assert first.state is SubmissionState.REJECTED
+    assert service.store.owner("mybot") == "a"
+    monkeypatch.undo()
+    again = check_one(service, "a", tgz(good_members("mybot", "1.0.1")))
+    assert again.state is SubmissionState.ACCEPTED, again.message
+
+
+class Killed(BaseException):
+    """The server killed at that point (nothing after it runs, nothing catches it)."""
+
+
+def test_a_server_killed_between_registering_and_admitting_admits_on_the_recheck(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = make_service(tmp_path)
+
+    def killed(row: object) -> list[str]:
+        raise Killed
+
+    monkeypatch.setattr(service, "admit", killed)
+    submission_id = service.intake.receive("a", tgz(good_members()))
+    with pytest.raises(Killed):
+        trio.run(service.intake.check_next)
+    assert service.store.bot("mybot", "1.0.0") is not None  # registered, not admitted
+    assert service.store.entrants() == []
+    monkeypatch.undo()
+    assert service.store.requeue_submissions() == 1  # what the restarted server does
+    assert trio.run(service.intake.check_next)
+    found = service.store.submission(submission_id)
+    assert found is not None
+    assert found.state is SubmissionState.ACCEPTED, found.message
+    assert [(e.ident, e.state) for e in service.store.entrants()] == [
+        ("mybot@1.0.0", EntrantState.ACTIVE)
+    ]
+    assert service.store.owners() == {"mybot": "a"}
+
+
+def test_a_refused_check_gives_the_claimed_name_back(tmp_path: Path) -> None:
+    async def failing(path: Path) -> CheckReport:
+        return CheckReport(path, "mybot@1.0.0", (CheckItem("starts", Verdict.FAILED, "no"),))
+
+    service = make_service(tmp_path, failing)
+    found = check_one(service, "a", tgz(good_members()))
+    assert found.state is SubmissionState.REJECTED
+    assert "failed the conformance check" in found.message
+    assert service.store.owners() == {}
+    service.intake.checker = None
+    assert check_one(service, "b", tgz(good_members())).state is SubmissionState.ACCEPTED
+    assert service.store.owners() == {"mybot": "b"}
+
+
+def test_a_retired_version_sent_again_stays_retired(tmp_path: Path) -> None:
+    service = make_service(tmp_path)
+    assert check_one(service, "a", tgz(good_members())).state is SubmissionState.ACCEPTED
+    service.store.set_entrant("mybot@1.0.0", EntrantState.RETIRED, "retired by the organiser")
+    again = check_one(service, "a", tgz(good_members()))
+    assert again.state is SubmissionState.REJECTED
+    assert "mybot@1.0.0 is retired (retired by the organiser)" in again.message
+    assert "new version" in again.message
+    entrant = service.store.entrant("mybot@1.0.0")
+    assert entrant is not None
+    assert entrant.state is EntrantState.RETIRED
+    assert service.store.owners() == {"mybot": "a"}  # a refusal takes no registered name away
+    assert check_one(service, "a", tgz(good_members("mybot", "1.0.1"))).state is (
+        SubmissionState.ACCEPTED
+    )
+
+
+def test_no_upload_of_a_banned_name_is_accepted(tmp_path: Path) -> None:
+    service = make_service(tmp_path)
+    assert check_one(service, "a", tgz(good_members())).state is SubmissionState.ACCEPTED
+    service.store.ban("mybot", "cheating")
+    service.store.ban("fresh", "offensive")
+    for author, name, reason in (("a", "mybot", "cheating"), ("b", "fresh", "offensive")):
+        found = check_one(service, author, tgz(good_members(name, "2.0.0")))
+        assert found.state is SubmissionState.REJECTED
+        assert f"{name!r} is banned from this arena ({reason})" in found.message
+    assert service.store.bot("mybot", "2.0.0") is None
+    assert service.store.bot("fresh", "2.0.0") is None
+    assert service.store.owners() == {"mybot": "a"}
+    service.store.unban("fresh")
+    assert check_one(service, "b", tgz(good_members("fresh", "2.0.0"))).state is (
+        SubmissionState.ACCEPTED
+    )
+
+
+def test_one_author_cannot_fill_the_queue(tmp_path: Path) -> None:
+    service = make_service(tmp_path)
+    data = tgz(good_members())
+    first = service.intake.receive("a", data)
+    service.intake.receive("a", tgz(good_members("mybot", "1.0.1")))
+    service.store.set_submission(first, SubmissionState.CHECKING)  # one queued, one checking
+    with pytest.raises(UploadRefused) as caught:
+        service.intake.receive("a", data)
+    assert caught.value.status == 429
+    assert "you have 2 uploads waiting for their check" in str(caught.value)
+    assert len(service.store.submissions()) == 2
+    assert len(uploads_left(service)) == 2  # the refused one was not kept
+    service.intake.receive("b", tgz(good_members("other")))  # another author is not held up
+    service.store.requeue_submissions()
+    assert trio.run(service.intake.check_next)
+    service.intake.receive("a", data)  # a verdict came: room for one more
+
+
+def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
+    tmp_path: Path,
+) -> None:
+    """A second server on the home (``--no-ladder``) queues uploads but neither requeues nor
+    sweeps nor checks while the first one's intake runs; stopped, the first hands over."""
+    going = trio.Event()
+    started = trio.Event()
+
+    async def held(path: Path) -> CheckReport:
+        started.set()
+        await going.wait()
+        return passing(path)
+
+    first = make_service(tmp_path, held)
+    second = ArenaService(first.arena, Store(first.arena.store_path), ladder=False)
+    for intake in (first.intake, second.intake):
+        intake.lock_retry_s = intake.poll_s = 0.02
+
+    def state(service: ArenaService, submission_id: str) -> SubmissionState:
+        row = service.store.submission(submission_id)
+        assert row is not None
+        return row.state
+
+    async def until(done: Callable[[], bool]) -> None:
+        with trio.fail_after(10):
+            while not done():
+                await trio.sleep(0.01)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            running = trio.CancelScope()
+
+            async def run_first() -> None:
+                with running:
+                    await first.intake.run()
+
+            nursery.start_soon(run_first)
+            mine = first.intake.receive("a", tgz(good_members("mybot")))
+            await started.wait()
+            assert first.intake.checks
+            nursery.start_soon(second.intake.run)
+            await trio.sleep(0.3)
+            assert not second.intake.checks
+            assert state(first, mine) is SubmissionState.CHECKING  # not requeued by the second
+            assert f"{mine}.tgz" in uploads_left(first)  # nor swept
+            theirs = second.intake.receive("b", tgz(good_members("mybot", "2.0.0")))
+            await trio.sleep(0.3)
+            assert state(first, theirs) is SubmissionState.QUEUED  # one check at a time
+            going.set()
+            await until(lambda: state(first, theirs) is SubmissionState.REJECTED)
+            assert state(first, mine) is SubmissionState.ACCEPTED
+            await trio.sleep(0.1)  # the first is idle: an upload to the second wakes it not
+            idle = second.intake.receive("b", tgz(good_members("idle")))
+            await until(lambda: state(first, idle) is SubmissionState.ACCEPTED)
+            assert not second.intake.checks
+            running.cancel()
+            await until(lambda: second.intake.checks)
+            later = second.intake.receive("b", tgz(good_members("other")))
+            await until(lambda: state(second, later) is SubmissionState.ACCEPTED)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    assert first.store.owners() == {"mybot": "a", "idle": "b", "other": "b"}
+    rows = {row.id: row for row in first.store.submissions()}
+    assert sum("another author's" in row.message for row in rows.values()) == 1
+
+
+def test_the_ladder_starts_no_new_pair_while_an_upload_is_checked(tmp_path: Path) -> None:
+    """Bots checked under a ladder playing at full width fail the kit's timings: while the kit
+    runs, the pairs under way finish and none starts; play resumes after the verdict."""
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    add_author(store, "a")
+    for name in "xyz":
+        store.add_bot(BotRow(name, "1", name * 64, tmp_path / name, "", "", time.time()))
+        store.enter(f"{name}@1", name)
+    executor = FakeExecutor(2, seconds=lambda _job: 0.05)
+    seen: dict[str, tuple[int, set[str]]] = {}
+
+    async def checker(path: Path) -> CheckReport:
+        seen["start"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
+        await trio.sleep(0.6)
+        seen["end"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
+        assert not executor.running  # what was under way finished
+        return passing(path)
+
+    service = ArenaService(arena, store, jobs=2, executor=executor, checker=checker, seed=1)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            with trio.fail_after(20):
+                while len(executor.jobs) < 10:
+                    await trio.sleep(0.01)
+                submission_id = service.intake.receive("a", tgz(good_members()))
+                while (row := service.store.submission(submission_id)) and not row.finished_at:
+                    await trio.sleep(0.01)
+                after = len(executor.jobs)
+                while len(executor.jobs) < after + 6:
+                    await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main)
+    started, scheduled = seen["start"]
+    ended, scheduled_then = seen["end"]
+    assert scheduled_then == scheduled
+    assert {job.match_id for job in executor.jobs[started:ended]} <= scheduled
+    found = [row for row in store.submissions() if row.author == "a"]
+    assert found[0].state is SubmissionState.ACCEPTED, found[0].message

@@ -5,14 +5,18 @@ not gzip'd, and keeps the rest durably (written, synced, renamed) before it is q
 server killed at any moment loses no upload it said it had. :meth:`Intake.run` checks the queue
 one upload at a time: :func:`unpack_upload` streams the tar into a scratch folder (regular files
 and folders only, within the manifest's limits, counted as bytes are written), the bot name must
-be free or the author's own, then the registry takes its checked, immutable copy
-(:func:`tournaments.registry.submit`) and the ladder admits it.
+be free (it is claimed for the author first, and given back if the upload is refused) or the
+author's own, and neither banned nor the organiser's; then the registry takes its checked,
+immutable copy (:func:`tournaments.registry.submit`; the ladder starts no new pair meanwhile, so
+the kit's timings are not squeezed) and the ladder admits it. One intake per home checks: the
+server holding the home's intake lock; another server on the home only queues uploads.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import gzip
 import io
 import json
@@ -23,6 +27,7 @@ import shutil
 import tarfile
 import tempfile
 import zlib
+from collections.abc import AsyncIterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Final
 
@@ -51,6 +56,10 @@ _STREAM_LIMIT: Final = MAX_FOLDER_BYTES + MAX_FILES * 2048 + 64 * 1024
 """The most decompressed bytes read from an upload: the folder's budget, plus headers."""
 _RETRY_S: Final = 1.0
 """How long the intake waits after its store failed it, before it tries again."""
+_LOCK_FILE: Final = ".intake.lock"
+"""The home's intake lock, in the uploads folder: only the server holding it checks uploads."""
+_WAITING_PER_AUTHOR: Final = 2
+"""The most uploads of one author queued or being checked at once; a further one is refused."""
 _log = logging.getLogger("gin.arena.intake")
 
 
@@ -235,6 +244,13 @@ class Intake:
         self.service = service
         self.checker = checker
         self._wanted = trio.Event()
+        self.lock_retry_s = 3.0
+        """How often an intake waiting for the home's intake lock tries again."""
+        self.poll_s = 2.0
+        """How often the checking intake looks at the queue when not woken (uploads another
+        server on the home took wake nothing here)."""
+        self.checks = False
+        """Whether this intake holds the home's intake lock: it alone checks uploads."""
 
     @property
     def uploads_dir(self) -> Path:
@@ -248,7 +264,8 @@ class Intake:
         """Keep an upload of ``author`` and queue it for its check; returns its submission id.
 
         Raises:
-            UploadRefused: refused before it was kept (too big, not a gzip'd tar).
+            UploadRefused: refused before it was kept (too big, not a gzip'd tar, or the author
+                has :data:`_WAITING_PER_AUTHOR` uploads waiting already: status 429).
         """
         if len(data) > MAX_UPLOAD_BYTES:
             raise UploadRefused(
@@ -258,6 +275,12 @@ class Intake:
         if not data.startswith(_GZIP_MAGIC):
             raise UploadRefused(
                 "not a gzip'd tar: send the bot folder as made by tar czf bot.tgz -C mybot ."
+            )
+        waiting = self.service.store.waiting_submissions(author)
+        if waiting >= _WAITING_PER_AUTHOR:
+            raise UploadRefused(
+                f"you have {waiting} uploads waiting for their check: wait for their verdicts",
+                429,
             )
         submission_id = secrets.token_urlsafe(18)
         folder = self.uploads_dir
@@ -280,20 +303,55 @@ class Intake:
         return submission_id
 
     async def run(self) -> None:
-        """Check queued uploads for ever (those a killed server was checking first)."""
-        store = self.service.store
-        store.requeue_submissions()
-        self._sweep()
-        while True:
-            self._wanted = trio.Event()
-            try:
-                checked = await self.check_next()
-            except Exception:  # the store failed us: say so, wait a little, go on
-                _log.exception("the intake could not take the next upload")
-                await trio.sleep(_RETRY_S)
-                continue
-            if not checked:
-                await self._wanted.wait()
+        """Check queued uploads for ever (those a killed server was checking first), once this
+        intake holds the home's intake lock: another server's intake on the same home checks
+        meanwhile, and this one takes over when that server stops."""
+        async with self._locked():
+            store = self.service.store
+            store.requeue_submissions()
+            self._sweep()
+            while True:
+                self._wanted = trio.Event()
+                try:
+                    checked = await self.check_next()
+                except Exception:  # the store failed us: say so, wait a little, go on
+                    _log.exception("the intake could not take the next upload")
+                    await trio.sleep(_RETRY_S)
+                    continue
+                if not checked:
+                    with trio.move_on_after(self.poll_s):
+                        await self._wanted.wait()
+
+    @contextlib.asynccontextmanager
+    async def _locked(self) -> AsyncIterator[None]:
+        """Wait until this intake holds the home's intake lock (``.intake.lock`` in the uploads
+        folder: an ``flock``, which the kernel drops when the server dies, however it dies), and
+        hold it for the block."""
+        self.uploads_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor = os.open(self.uploads_dir / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            said = False
+            while True:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if not said:
+                        holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip()
+                        _log.info(
+                            "another server (process %s) checks this home's uploads: this one"
+                            " queues them, and checks them once that one stops",
+                            holder or "?",
+                        )
+                        said = True
+                await trio.sleep(self.lock_retry_s)
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+            self.checks = True
+            yield
+        finally:
+            self.checks = False
+            os.close(descriptor)  # releases the lock
 
     async def check_next(self) -> bool:
         """Check the oldest queued upload, to its verdict; False if none was queued."""
@@ -311,6 +369,8 @@ class Intake:
             row.id for row in self.service.store.submissions(SubmissionState.QUEUED, limit=-1)
         }
         for path in self.uploads_dir.iterdir():
+            if path.name == _LOCK_FILE:
+                continue
             if path.name.startswith(".check-"):
                 shutil.rmtree(path, ignore_errors=True)
             elif path.name.removesuffix(".tgz") not in waiting:
@@ -357,29 +417,56 @@ class Intake:
         except ManifestError as error:
             problems = "; ".join(p.replace(str(folder), "the upload") for p in error.problems)
             return rejected, None, f"not a valid bot folder: {problems}", None
-        ident = manifest.ident
+        name, author = manifest.name, submission.author
         store = self.service.store
-        owner = store.owner(manifest.name)
-        if owner is not None and owner != submission.author:
-            return rejected, ident, f"the bot name {manifest.name!r} is another author's", None
-        if owner is None and store.bot(manifest.name) is not None:
-            why = f"the bot name {manifest.name!r} is the organiser's: choose another name"
-            return rejected, ident, why, None
-        entrant = store.entrant(ident)
-        if entrant is not None and entrant.state is EntrantState.SUSPENDED:
-            why = f"{ident} is suspended ({entrant.reason}): give the new code a new version"
-            return rejected, ident, why, None
+        reason = store.banned(name)
+        if reason is not None:
+            return (
+                rejected,
+                manifest.ident,
+                f"the bot name {name!r} is banned from this arena ({reason})",
+                None,
+            )
+        owner = store.owner(name)
+        if owner is None:
+            if store.name_known(name):  # registered with no owner: a house bot, removed or not
+                why = f"the bot name {name!r} is the organiser's: choose another name"
+                return rejected, manifest.ident, why, None
+            owner = store.claim_name(name, author)  # before submit: no bot is left ownerless
+        if owner != author:
+            return rejected, manifest.ident, f"the bot name {name!r} is another author's", None
         try:
-            row = await submit(self.service.arena, store, folder, self.checker)
+            verdict = await self._register(manifest.ident, folder)
+        except Exception:  # not when cancelled: the check is done again, the name still its
+            store.release_name(name, author)
+            raise
+        if verdict[0] is rejected:
+            store.release_name(name, author)  # kept only if a version of it is registered
+        return verdict
+
+    async def _register(
+        self, ident: str, folder: Path
+    ) -> tuple[SubmissionState, str | None, str, str | None]:
+        """The verdict on an upload whose bot name is its author's: registered and admitted, or
+        refused (a version retired or suspended, a failed check)."""
+        rejected = SubmissionState.REJECTED
+        store = self.service.store
+        entrant = store.entrant(ident)
+        if entrant is not None and entrant.state is not EntrantState.ACTIVE:
+            state, why = entrant.state.value, entrant.reason
+            why = f"{ident} is {state} ({why}): give the new code a new version"
+            return rejected, ident, why, None
+        ladder = self.service.ladder
+        try:
+            with contextlib.nullcontext() if ladder is None else ladder.holding():
+                row = await submit(self.service.arena, store, folder, self.checker)
         except RegistryError as error:
             report = None
             if error.report is not None:
                 shown = dataclasses.replace(error.report, folder=Path(ident))
                 report = json.dumps(shown.to_dict())
             return rejected, ident, str(error).replace(str(folder), "the upload"), report
-        # from here on nothing awaits: a cancelled server never leaves it half-registered
-        self.service.admit(row)
-        store.claim_name(row.name, submission.author)
+        self.service.admit(row)  # nothing awaits from submit on: no half-registered bot
         return (
             SubmissionState.ACCEPTED,
             row.ident,

@@ -114,3 +114,26 @@ def test_a_submission_to_a_bad_address_is_one_line(
         code, out, err = gin("bot", "submit", str(SAMPLES / "greedy"), "--arena", url)
         assert code == 2, out + err
         assert "not an arena address" in one_line_error(out + err)
+
+
+def test_a_banned_name_leaves_the_ladder_and_comes_back_only_when_unbanned(home: Path) -> None:
+    arena = Arena(home)
+    store = arena.open_store()
+    trio.run(submit, arena, store, SAMPLES / "greedy", None)
+    assert gin("arena", "enter", "greedy")[0] == 0
+    code, out, _ = gin("arena", "ban", "greedy", "--reason", "copied code")
+    assert code == 0
+    assert "greedy@1.0.0" in out
+    assert store.banned("greedy") == "copied code"
+    entrant = store.entrant("greedy@1.0.0")
+    assert entrant is not None
+    assert entrant.state is EntrantState.RETIRED
+    assert "banned: copied code" in entrant.reason
+    code, out, err = gin("arena", "ban", "nobody")
+    assert code == 2
+    assert "no bot named 'nobody'" in one_line_error(out + err)
+    assert gin("arena", "unban", "greedy")[0] == 0
+    assert store.banned("greedy") is None
+    code, out, err = gin("arena", "unban", "greedy")
+    assert code == 2
+    assert "is not banned" in one_line_error(out + err)

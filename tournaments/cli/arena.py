@@ -189,6 +189,37 @@ def arena_retire(
     console.print(f"{said(spec)} retired from the ladder")
 
 
+@arena_app.command("ban")
+def arena_ban(
+    name: Annotated[str, typer.Argument(help="A bot name (every version).")],
+    reason: Annotated[str, typer.Option(help="Why (shown to its author).")] = "by the organiser",
+) -> None:
+    """Keep a bot name out of the ladder: its versions retire, and no upload of it is taken."""
+    _, store = open_arena()
+    if not store.name_known(name) and store.owner(name) is None:
+        raise fail(f"no bot named {name!r} in this arena")
+    store.ban(name, reason)
+    retired = [
+        entrant.ident
+        for entrant in store.entrants()
+        if entrant.name == name and entrant.state is not EntrantState.RETIRED
+    ]
+    for ident in retired:
+        store.set_entrant(ident, EntrantState.RETIRED, f"banned: {reason}")
+    console.print(
+        f"{said(name)} banned; retired from the ladder: {said(', '.join(retired) or 'none')}"
+    )
+
+
+@arena_app.command("unban")
+def arena_unban(name: Annotated[str, typer.Argument(help="A banned bot name.")]) -> None:
+    """Let a banned name's author submit it again (its retired versions stay retired)."""
+    _, store = open_arena()
+    if not store.unban(name):
+        raise fail(f"{name!r} is not banned")
+    console.print(f"{said(name)} may be submitted again")
+
+
 @author_app.command("add")
 def author_add(name: Annotated[str, typer.Argument(help="The author's name.")]) -> None:
     """Create an author and print their first API token (shown this once)."""

@@ -337,3 +337,42 @@ def test_a_ladder_that_fails_stops_alone_and_says_why(tmp_path: Path) -> None:
     trio.run(main)
     assert service.ladder_error == "the ladder stopped: the fake cluster is gone"
     assert [event.kind for event in service.events.recent].count("stopped") == 1
+
+
+def test_no_new_pair_starts_while_the_ladder_is_held_and_play_resumes_after(
+    tmp_path: Path,
+) -> None:
+    """An upload's check holds the ladder: the pairs under way finish, none starts, until the
+    hold ends."""
+    arena, store = home(tmp_path)
+    executor = FakeExecutor(2)
+    ladder = Ladder(arena, store, executor.slots, executor=executor, seed=1)
+    marks: dict[str, tuple[int, set[str]]] = {}
+
+    async def hold() -> None:
+        await trio.sleep(10.5)
+        with ladder.holding():
+            marks["held"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
+            with ladder.holding():  # holds nest: the outer one still holds after this
+                await trio.sleep(5)
+            await trio.sleep(15)
+            assert not executor.running  # the pairs under way finished
+            marks["released"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(hold)
+            with trio.move_on_after(50):
+                await ladder.run()
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    started, scheduled = marks["held"]
+    stopped, scheduled_after = marks["released"]
+    assert scheduled_after == scheduled  # no pair was scheduled while held
+    during = executor.jobs[started:stopped]
+    assert {job.match_id for job in during} <= scheduled  # only legs of pairs under way
+    assert len(during) <= 2  # the second legs of the two pairs in flight, at most
+    assert started >= 2 * 10
+    resumed = executor.jobs[stopped:]
+    assert len(resumed) >= 2 * 18  # both slots busy again for the last 20 s

@@ -376,3 +376,22 @@ def test_no_new_pair_starts_while_the_ladder_is_held_and_play_resumes_after(
     assert started >= 2 * 10
     resumed = executor.jobs[stopped:]
     assert len(resumed) >= 2 * 18  # both slots busy again for the last 20 s
+
+
+def test_a_bot_removed_from_the_registry_is_not_paired_and_its_legs_wait(tmp_path: Path) -> None:
+    """Removed behind the ladder's back (by hand, or by an older gin): the ladder plays on
+    without it, rather than stopping on a job it cannot make."""
+    arena, store = home(tmp_path, "abc")
+    run_ladder(arena, store, FakeExecutor(2), 10.5)
+    store.reset_running(LADDER)
+    left = [m for m in store.matches(LADDER, MatchState.PENDING) if "c@1" in (m.seat0, m.seat1)]
+    store.remove_bot("c", "1")
+    again = FakeExecutor(2)
+    ladder = run_ladder(arena, store, again, 20.5)
+    assert again.jobs
+    assert all("c@1" not in seats_of(job) for job in again.jobs)
+    for match in left:
+        found = store.match(match.match_id)
+        assert found is not None
+        assert found.state is MatchState.PENDING
+    assert ladder.pairs_done > 5

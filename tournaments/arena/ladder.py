@@ -325,7 +325,10 @@ class Ladder(LeagueRunner):
     async def _start(self, nursery: trio.Nursery, limiter: trio.CapacityLimiter) -> None:
         """First the legs a killed server left pending, then new pairs for ever."""
         self._count_scheduled()
+        registered = self._registered()
         for legs in pairs_in_order(self.store.pending(LADDER)):
+            if not {legs[0].seat0, legs[0].seat1} <= registered:
+                continue  # a bot removed from the registry since: its legs stay pending
             await self._wait_for_room()
             self._launch(nursery, legs, limiter)
         while True:
@@ -363,9 +366,17 @@ class Ladder(LeagueRunner):
         self.on_pair(legs)
         self._changed.set()
 
+    def _registered(self) -> set[str]:
+        """The bots in the registry (an active bot removed behind the ladder's back is not
+        paired: its jobs could not be made)."""
+        return {bot.ident for bot in self.store.bots()}
+
     def _schedule(self) -> list[MatchRow] | None:
         """The next pair's two legs, saved to the store (``None``: no pairing to play)."""
-        active = [e.ident for e in self.store.entrants(EntrantState.ACTIVE)]
+        registered = self._registered()
+        active = [
+            e.ident for e in self.store.entrants(EntrantState.ACTIVE) if e.ident in registered
+        ]
         chosen = choose_pairing(
             active, self.known, self._pairs, self._between, busy=self._busy, rng=self._rng
         )

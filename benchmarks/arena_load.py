@@ -46,18 +46,16 @@ import trio.testing
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.scale_bench import bot_hash, synthetic_log
+from benchmarks.scale_bench import bot_hash, result_row, synthetic_log
 from referee.control import FaultPolicy
-from referee.match import MatchConfig, MatchEnd, play_match
+from referee.match import MatchConfig, play_match
 from referee.matchlog import MatchLog
 from referee.rules import greedy_policy, patient_policy
 from referee.seats import BotIdentity, InProcessSeat
 from tournaments.arena.accounts import add_author, issue_token
 from tournaments.arena.ladder import LADDER, ladder_config, pairing_key
 from tournaments.league import StoredLeague, derive_seed, match_id
-from tournaments.records import MatchSummary
 from tournaments.registry import Arena
-from tournaments.stats import hand_stats, logged_hands
 from tournaments.store import BotRow, MatchRow, MatchState, RatingPoint, ResultRow, Store
 
 ROOT: Final = Path(__file__).resolve().parent.parent
@@ -110,35 +108,7 @@ def _play_real_logs(arena: Arena, count: int) -> list[Path]:
 def _result_row(match: MatchRow, secret: bytes, home_secret: bytes, path: Path) -> ResultRow:
     """The result the runner would record for ``match`` (counted from its synthetic log), its
     log path ``path``."""
-    log = synthetic_log(match, secret, home_secret)
-    record = log.result
-    assert record is not None
-    summary = MatchSummary(
-        match.match_id,
-        record.seed,
-        record.winner,
-        MatchEnd(record.end),
-        record.forfeited,
-        (record.totals[0], record.totals[1]),
-        record.game_winners,
-        record.hands,
-        record.faults,
-        (record.stats[0], record.stats[1]),
-        hand_stats(logged_hands(log)),
-        (match.seat0, match.seat1),
-        str(path),
-    )
-    return ResultRow(
-        match.match_id,
-        LADDER,
-        summary.winner,
-        summary.end,
-        "synthetic",
-        summary,
-        str(path),
-        (match.seat0, match.seat1),
-        match.duplicate_of,
-    )
+    return result_row(match, synthetic_log(match, secret, home_secret), path, LADDER)
 
 
 def build_home(home: Path, bots: int, results: int, seed: int = 23) -> dict[str, float]:
@@ -403,12 +373,7 @@ async def _load(
         weights = [weight for _, weight in READ_MIX]
         while time.monotonic() < deadline:
             kind = rng.choices(names, weights)[0]
-            target = {
-                "board": "/",
-                "match": f"/matches/{rng.choice(match_ids)}",
-                "replay": f"/matches/{rng.choice(match_ids)}/replay",
-                "api board": "/api/leaderboard",
-            }[kind]
+            target = _target(kind, rng, match_ids)
             await one(connection, kind, connection.request("GET", target, []))
         await connection.close()
 
@@ -429,6 +394,14 @@ async def _load(
     return kinds, time.monotonic() - start
 
 
+def _target(kind: str, rng: random.Random, match_ids: list[str]) -> str:
+    """A page of that kind to fetch (a random match's, for match and replay pages)."""
+    if kind in ("match", "replay"):
+        page = f"/matches/{rng.choice(match_ids)}"
+        return page if kind == "match" else f"{page}/replay"
+    return {"board": "/", "api board": "/api/leaderboard"}[kind]
+
+
 async def _probe(port: int, match_ids: list[str], count: int) -> dict[str, float]:
     """Each page kind's median latency (ms) fetched alone, one request at a time: what a
     request costs the server before any load."""
@@ -438,12 +411,7 @@ async def _probe(port: int, match_ids: list[str], count: int) -> dict[str, float
     for kind in ("board", "match", "replay", "api board"):
         seconds = []
         for _ in range(count):
-            target = {
-                "board": "/",
-                "match": f"/matches/{rng.choice(match_ids)}",
-                "replay": f"/matches/{rng.choice(match_ids)}/replay",
-                "api board": "/api/leaderboard",
-            }[kind]
+            target = _target(kind, rng, match_ids)
             began = time.perf_counter()
             status, _ = await connection.request("GET", target, [])
             seconds.append(time.perf_counter() - began)

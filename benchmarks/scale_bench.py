@@ -130,7 +130,7 @@ def synthetic_league(
         if log_files:
             path.touch()
         store.claim(match.match_id)
-        store.record_result(_result_row(match, log, path))
+        store.record_result(result_row(match, log, path))
     for match_id in left[:failed]:
         store.mark(match_id, MatchState.FAILED, "worker failed: exit 1: scripted")
     store.close()
@@ -240,8 +240,10 @@ def _hand(  # noqa: PLR0917 - a hand end's fields
     )  # fmt: skip
 
 
-def _result_row(match: MatchRow, log: MatchLogData, path: Path) -> ResultRow:
-    """The result the runner would record for a match that played ``log``."""
+def result_row(
+    match: MatchRow, log: MatchLogData, path: Path, league: str = LEAGUE
+) -> ResultRow:
+    """The result the runner would record for a match of ``league`` that played ``log``."""
     record = log.result
     assert record is not None
     summary = MatchSummary(
@@ -261,7 +263,7 @@ def _result_row(match: MatchRow, log: MatchLogData, path: Path) -> ResultRow:
     )
     return ResultRow(
         match.match_id,
-        LEAGUE,
+        league,
         summary.winner,
         summary.end,
         "synthetic",

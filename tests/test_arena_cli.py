@@ -9,6 +9,7 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
+from tests.test_cli_guards import one_line_error
 from tournaments.arena.accounts import author_of
 from tournaments.cli.app import app
 from tournaments.registry import Arena, submit
@@ -24,13 +25,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIN_HOME", str(place))
     monkeypatch.setenv("COLUMNS", "200")
     return place
-
-
-def one_line_error(output: str) -> str:
-    lines = [line for line in output.splitlines() if line.strip()]
-    assert len(lines) == 1, output
-    assert "Traceback" not in output
-    return lines[0]
 
 
 def gin(*args: str) -> tuple[int, str, str]:

@@ -8,6 +8,7 @@ import errno
 import socket
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -34,7 +35,7 @@ from tournaments.cli.league import ExecutorKind, _executor
 from tournaments.executors import ExecutorError
 from tournaments.registry import RegistryError, resolve
 from tournaments.runner import LeagueBusy
-from tournaments.store import EntrantState
+from tournaments.store import EntrantState, Store
 
 
 @arena_app.command("serve")
@@ -223,24 +224,24 @@ def arena_unban(name: Annotated[str, typer.Argument(help="A banned bot name.")])
 @author_app.command("add")
 def author_add(name: Annotated[str, typer.Argument(help="The author's name.")]) -> None:
     """Create an author and print their first API token (shown this once)."""
-    _, store = open_arena()
-    try:
-        token = add_author(store, name)
-    except AccountError as error:
-        raise fail(str(error)) from None
-    errors.print(f"author {said(name)} added; their token (shown once, keep it secret):")
-    print(token)
+    _print_token(add_author, name, f"author {said(name)} added; their token")
 
 
 @author_app.command("token")
 def author_token(name: Annotated[str, typer.Argument(help="The author's name.")]) -> None:
     """Print a new API token for an author (their other tokens stay valid)."""
+    _print_token(issue_token, name, f"a new token for {said(name)}")
+
+
+def _print_token(make: Callable[[Store, str], str], name: str, what: str) -> None:
+    """Make a token and print it on standard output alone (what it is goes to standard error,
+    so that ``gin arena author add NAME > token`` keeps just the token)."""
     _, store = open_arena()
     try:
-        token = issue_token(store, name)
+        token = make(store, name)
     except AccountError as error:
         raise fail(str(error)) from None
-    errors.print(f"a new token for {said(name)} (shown once):")
+    errors.print(f"{what} (shown once, keep it secret):")
     print(token)
 
 

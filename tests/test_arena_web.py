@@ -1000,7 +1000,11 @@ def test_the_leaderboard_kept_for_visitors_follows_the_board_and_the_troubles(
     async def check(site: Site) -> None:
         first = await site.get("/")
         assert (await site.get("/")).text == first.text
+        before = json.loads((await site.get("/api/leaderboard")).text)
         site.service.board = dataclasses.replace(site.service.board, at=2e9)
+        after = json.loads((await site.get("/api/leaderboard")).text)
+        assert (before["at"], after["at"]) == (pytest.approx(before["at"]), 2e9)
+        assert before["at"] != 2e9
         moved = await site.get("/")
         assert moved.text != first.text
         assert "2033-05-18" in moved.text  # the new board's time

@@ -241,6 +241,8 @@ class _Web:
         self._streams: dict[str, int] = {}
         """Event streams open per client (touched on the trio thread only)."""
         self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
+        self.board_json: tuple[Board, bytes] | None = None
+        """``/api/leaderboard``'s body, for the board it shows."""
         self.board_page: tuple[Board, tuple[str, str], bytes] | None = None
         """The leaderboard as a visitor not logged in sees it, for the board it shows."""
         self._replays: OrderedDict[tuple[str, int | None, tuple[int, ...]], str] = OrderedDict()
@@ -826,7 +828,11 @@ def create_app(service: ArenaService) -> Starlette:  # noqa: PLR0915 - one closu
 
     def leaderboard_api(request: Request) -> Response:
         web.api.take("addr:" + _client(request))
-        return JSONResponse(_board_json(service.board))
+        board = service.board
+        kept = web.board_json
+        if kept is None or kept[0] is not board:  # made once per board
+            kept = web.board_json = (board, bytes(JSONResponse(_board_json(board)).body))
+        return Response(kept[1], media_type="application/json")
 
     # --- downloads -----------------------------------------------------------------------------
 

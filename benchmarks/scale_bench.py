@@ -240,9 +240,7 @@ def _hand(  # noqa: PLR0917 - a hand end's fields
     )  # fmt: skip
 
 
-def result_row(
-    match: MatchRow, log: MatchLogData, path: Path, league: str = LEAGUE
-) -> ResultRow:
+def result_row(match: MatchRow, log: MatchLogData, path: Path, league: str = LEAGUE) -> ResultRow:
     """The result the runner would record for a match of ``league`` that played ``log``."""
     record = log.result
     assert record is not None

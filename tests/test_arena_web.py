@@ -1016,3 +1016,21 @@ def test_the_leaderboard_kept_for_visitors_follows_the_board_and_the_troubles(
         assert "logged in as" not in (await site.get("/")).text
 
     site(check)
+
+
+def test_the_store_keeps_only_live_sessions(tmp_path: Path) -> None:
+    """A login lets go of the sessions ended or opened too long ago: one row per live one."""
+    store = Arena(tmp_path / "home").open_store()
+    store.add_author("ada")
+    token = new_token()
+    store.add_token("ada", token_digest(token))
+    store.add_session("ended", "ada", token_digest(token))
+    store.add_session("old", "ada", token_digest(token))
+    store.add_session("live", "ada", token_digest(token))
+    store.end_session("ended")
+    with store.transaction() as db:
+        db.execute("UPDATE sessions SET created_at = 0 WHERE digest = 'old'")
+    store.add_session("new", "ada", token_digest(token))
+    kept = {row["digest"] for row in store.db.execute("SELECT digest FROM sessions")}
+    assert kept == {"live", "new"}
+    assert store.session_author("live", 3600) == "ada"

@@ -975,9 +975,16 @@ class Store:
         row = self.db.execute("SELECT reason FROM banned WHERE name = ?", (name,)).fetchone()
         return None if row is None else str(row["reason"])
 
-    def add_session(self, digest: str, author: str, token: str) -> None:
-        """Keep a web session (by its id's digest) opened with a token (by its digest)."""
+    def add_session(self, digest: str, author: str, token: str, keep_s: float = 30 * 86400) -> None:
+        """Keep a web session (by its id's digest) opened with a token (by its digest); sessions
+        opened more than ``keep_s`` ago, and those ended, are let go of meanwhile (so the table
+        holds the live ones, not one row per login ever)."""
+        now = time.time()
         with self.transaction() as db:
+            db.execute(
+                "DELETE FROM sessions WHERE created_at < ? OR ended_at IS NOT NULL",
+                (now - keep_s,),
+            )
             db.execute(
                 "INSERT INTO sessions (digest, author, token, created_at) VALUES (?, ?, ?, ?)",
                 (digest, author, token, time.time()),

@@ -854,19 +854,6 @@ class Store:
             None if row is None else _result(row, self._found_log(row["log_path"], row["league"]))
         )
 
-    def recorded_at(self, match_ids: list[str]) -> dict[str, float]:
-        """When each of these matches' results was recorded (those without one left out)."""
-        found: dict[str, float] = {}
-        for start in range(0, len(match_ids), 500):
-            chunk = match_ids[start : start + 500]
-            rows = self.db.execute(
-                "SELECT match_id, recorded_at FROM results WHERE match_id IN"
-                f" ({', '.join('?' for _ in chunk)})",
-                chunk,
-            ).fetchall()
-            found.update((str(row["match_id"]), float(row["recorded_at"])) for row in rows)
-        return found
-
     def last_active(self, league: str) -> dict[str, float]:
         """When each bot of a league last had a result recorded."""
         rows = self.db.execute(
@@ -925,14 +912,6 @@ class Store:
                 (time.time(), author, digest_prefix, digest_prefix),
             )
         return cursor.rowcount
-
-    def tokens(self, author: str) -> list[tuple[str, float, float | None]]:
-        """An author's tokens: digest, creation time, revocation time."""
-        rows = self.db.execute(
-            "SELECT digest, created_at, revoked_at FROM tokens WHERE author = ? ORDER BY rowid",
-            (author,),
-        ).fetchall()
-        return [(str(row["digest"]), float(row["created_at"]), row["revoked_at"]) for row in rows]
 
     def claim_name(self, name: str, author: str) -> str:
         """Give a bot name to an author unless another has it; returns the name's owner."""

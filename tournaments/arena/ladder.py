@@ -27,6 +27,7 @@ suspended, with the reason its page shows.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections import Counter
@@ -294,6 +295,8 @@ class Ladder(LeagueRunner):
         self._between: dict[str, int] = {}
         self._pairs: Counter[str] = Counter()
         self.pairs_done = 0
+        self._secret: bytes | None = None
+        """The secret the ladder's deal seeds derive from (read at its first pair)."""
         self._holds = 0
         """How many :meth:`holding` blocks are open: while any is, no new pair starts."""
 
@@ -383,10 +386,11 @@ class Ladder(LeagueRunner):
         if chosen is None:
             return None
         first, second = chosen
-        key = f"{first}|{second}"
+        key = pairing_key(first, second)
         index = self._between.get(key, 0)
-        secret = self.store.league_secret(LADDER) or self.store.secret(f"league:{LADDER}")
-        seed = derive_seed(secret, key, index)
+        if self._secret is None:  # once: the league's, else the store's own for its ladder
+            self._secret = self.store.league_secret(LADDER) or self.store.secret(f"league:{LADDER}")
+        seed = derive_seed(self._secret, key, index)
         leg = match_id(LADDER, first, second, 2 * index)
         legs = [
             MatchRow(
@@ -406,16 +410,10 @@ class Ladder(LeagueRunner):
                 "",
             ),
         ]
-        entered = sorted({e.ident for e in self.store.entrants()} | {first, second})
-        self.config = ladder_config(
-            entered,
-            self.config.jobs,
-            self.config.time_control,
-            self.config.fault_policy,
-            self.config.rules,
-        )
-        stored = StoredLeague(self.config, tuple(self.config.bots))
-        self.store.save_league(LADDER, stored.to_json(), legs, secret)
+        entered = tuple(sorted(e.ident for e in self.store.entrants()))
+        self.config = dataclasses.replace(self.config, bots=entered)
+        stored = StoredLeague(self.config, entered)
+        self.store.save_league(LADDER, stored.to_json(), legs, self._secret)
         self._between[key] = index + 1
         self._pairs[first] += 1
         self._pairs[second] += 1

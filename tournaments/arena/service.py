@@ -15,7 +15,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import trio
@@ -113,11 +113,6 @@ class LiveMatch:
     """Wall-clock time it started."""
 
 
-@dataclass
-class _Live:
-    running: dict[str, LiveMatch] = field(default_factory=dict)
-
-
 class ArenaService:
     """The arena a server serves: the store, the ladder, the intake, the board, the events."""
 
@@ -148,7 +143,8 @@ class ArenaService:
         """Why the board is older than the store (empty: it is not)."""
         self.ladder_error = ""
         """Why the ladder stopped (empty: it plays, or was never started)."""
-        self._live = _Live()
+        self._running: dict[str, LiveMatch] = {}
+        """The matches in flight, by id (what the live page shows)."""
         self._local = threading.local()
         self._board_wanted = trio.Event()
         self._board_wanted.set()  # the first board at once
@@ -241,14 +237,14 @@ class ArenaService:
     def _progress(self, progress: Progress) -> None:
         """The ladder's progress: matches that started or ended, as events."""
         running = progress.running
-        for match_id in [m for m in self._live.running if m not in running]:
-            ended = self._live.running.pop(match_id)
+        for match_id in [m for m in self._running if m not in running]:
+            ended = self._running.pop(match_id)
             self.events.publish("finished", {"match": match_id, "seats": list(ended.seats)})
         for match_id in running:
-            if match_id not in self._live.running:
+            if match_id not in self._running:
                 match = self.store.match(match_id)
                 seats = ("", "") if match is None else (match.seat0, match.seat1)
-                self._live.running[match_id] = LiveMatch(match_id, seats, time.time())
+                self._running[match_id] = LiveMatch(match_id, seats, time.time())
                 self.events.publish("started", {"match": match_id, "seats": list(seats)})
 
     def _pair_done(self, legs: list[MatchRow]) -> None:
@@ -260,7 +256,7 @@ class ArenaService:
 
     def live(self) -> list[LiveMatch]:
         """The matches in flight, oldest first."""
-        return sorted(self._live.running.values(), key=lambda match: match.started)
+        return sorted(self._running.values(), key=lambda match: match.started)
 
     # --- bots ----------------------------------------------------------------------------------
 
@@ -303,12 +299,6 @@ class ArenaService:
         if self.ladder is not None:
             self.ladder.wake()
         self.want_board()
-
-    def owns(self, author: str | None, ident: str) -> bool:
-        """Whether ``author`` owns the bot ``ident`` (its name) — on any thread."""
-        if author is None:
-            return False
-        return self.reader().owner(parse_spec(ident)[0]) == author
 
 
 def _half_width(rating: float, low: float | None, high: float | None) -> float:

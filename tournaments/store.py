@@ -1060,8 +1060,8 @@ class Store:
         return cursor.rowcount
 
     def enter(self, ident: str, name: str) -> bool:
-        """Enter a bot into the ladder, active (a bot entered before keeps its state); False if
-        it was there."""
+        """Enter a bot into the ladder, active (one entered before is made active again);
+        whether it is new there."""
         now = time.time()
         with self.transaction() as db:
             cursor = db.execute(
@@ -1069,6 +1069,12 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?)",
                 (ident, name, EntrantState.ACTIVE.value, now, now),
             )
+            if cursor.rowcount == 0:
+                db.execute(
+                    "UPDATE entrants SET state = ?1, reason = '', changed_at = ?2"
+                    " WHERE ident = ?3 AND state != ?1",
+                    (EntrantState.ACTIVE.value, now, ident),
+                )
         return cursor.rowcount > 0
 
     def set_entrant(self, ident: str, state: EntrantState, reason: str = "") -> bool:

@@ -270,8 +270,7 @@ class ArenaService:
                     entrant.ident, EntrantState.RETIRED, f"replaced by {row.ident}"
                 )
                 left.append(entrant.ident)
-        if not self.store.enter(row.ident, row.name):
-            self.store.set_entrant(row.ident, EntrantState.ACTIVE)
+        self.store.enter(row.ident, row.name)
         self.events.publish("entered", {"bot": row.ident, "replaced": left})
         self._changed()
         return left

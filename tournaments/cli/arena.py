@@ -173,8 +173,6 @@ def arena_enter(
         except RegistryError as error:
             raise fail(str(error)) from None
         fresh = store.enter(row.ident, row.name)
-        if not fresh:
-            store.set_entrant(row.ident, EntrantState.ACTIVE)
         console.print(f"{said(row.ident)} {'entered' if fresh else 'is back in'} the ladder")
 
 

@@ -20,6 +20,14 @@ The conversation.
   ... repeated until ...
   referee  -> Goodbye               (the series is over, or you were removed); then the stream
                                      closes. The bot should exit.
+
+Sittings. A bot whose Hello sets `plays_on` may be asked to play several series in a row on
+the same stream, against the same opponent: after a series' SeriesEnded event the referee
+sends either a new Welcome (the next series: a new match_id and bot_seed, perhaps another
+seat) or the Goodbye that ends the sitting. Request ids go on increasing across the stream.
+Start each series afresh: the referee guarantees only that a sitting never holds both legs of
+one duplicate pair (see Hello.plays_on). A bot that leaves it unset is started anew for every
+series, exactly as before.
 The bot sends nothing but one Hello and then exactly one Action per DecisionRequest. Anything
 else is a protocol violation: the referee records a fault and may forfeit the series.
 
@@ -208,7 +216,7 @@ class _GoodbyeReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Goodbye
     DESCRIPTOR: _descriptor.EnumDescriptor
     GOODBYE_REASON_UNSPECIFIED: _GoodbyeReason.ValueType  # 0
     GOODBYE_REASON_SERIES_OVER: _GoodbyeReason.ValueType  # 1
-    """The series is over."""
+    """The series is over (or, for a bot that plays on, the sitting)."""
     GOODBYE_REASON_PROTOCOL_MISMATCH: _GoodbyeReason.ValueType  # 2
     """Hello.protocol_version is not one the referee speaks."""
     GOODBYE_REASON_BAD_TOKEN: _GoodbyeReason.ValueType  # 3
@@ -221,7 +229,7 @@ class GoodbyeReason(_GoodbyeReason, metaclass=_GoodbyeReasonEnumTypeWrapper):
 
 GOODBYE_REASON_UNSPECIFIED: GoodbyeReason.ValueType  # 0
 GOODBYE_REASON_SERIES_OVER: GoodbyeReason.ValueType  # 1
-"""The series is over."""
+"""The series is over (or, for a bot that plays on, the sitting)."""
 GOODBYE_REASON_PROTOCOL_MISMATCH: GoodbyeReason.ValueType  # 2
 """Hello.protocol_version is not one the referee speaks."""
 GOODBYE_REASON_BAD_TOKEN: GoodbyeReason.ValueType  # 3
@@ -277,6 +285,7 @@ class Hello(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     EVENTS_IN_REQUESTS_FIELD_NUMBER: _builtins.int
+    PLAYS_ON_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """The value of the GIN_TOKEN environment variable, exactly."""
     name: _builtins.str
@@ -296,6 +305,17 @@ class Hello(_message.Message):
     and any events held back are sent first, as separate Event messages, so the order in which
     you see events never changes. Leave it unset and you get separate Event messages only.
     """
+    plays_on: _builtins.bool
+    """Set to say that the bot can play on: after a SeriesEnded it waits for either a new Welcome
+    (the next series of a sitting, on this same stream) or the Goodbye. The referee may then
+    keep the process for several series in a row against the same opponent, which saves a
+    start-up per series. A sitting never holds both legs of one duplicate pair (the same decks
+    with the seats swapped): a pairing's first legs are one sitting, its second legs another,
+    in the same order, and nothing of the first sitting's process or files reaches the second.
+    A bot may carry what it learnt of its opponent from one series to the next of a sitting;
+    nothing it carries can be a deck it will be dealt again. Leave it unset and every series
+    gets a fresh process, as before.
+    """
     def __init__(
         self,
         *,
@@ -304,10 +324,11 @@ class Hello(_message.Message):
         version: _builtins.str = ...,
         protocol_version: _builtins.int = ...,
         events_in_requests: _builtins.bool = ...,
+        plays_on: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["events_in_requests", b"events_in_requests", "name", b"name", "protocol_version", b"protocol_version", "token", b"token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events_in_requests", b"events_in_requests", "name", b"name", "plays_on", b"plays_on", "protocol_version", b"protocol_version", "token", b"token", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -541,7 +562,9 @@ Global___RefereeMessage: _TypeAlias = RefereeMessage  # noqa: Y015
 
 @_typing.final
 class Welcome(_message.Message):
-    """Sent once, after a correct Hello."""
+    """Sent after a correct Hello, and again before each further series of a sitting (see
+    Hello.plays_on).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

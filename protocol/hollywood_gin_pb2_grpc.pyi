@@ -20,6 +20,14 @@ The conversation.
   ... repeated until ...
   referee  -> Goodbye               (the series is over, or you were removed); then the stream
                                      closes. The bot should exit.
+
+Sittings. A bot whose Hello sets `plays_on` may be asked to play several series in a row on
+the same stream, against the same opponent: after a series' SeriesEnded event the referee
+sends either a new Welcome (the next series: a new match_id and bot_seed, perhaps another
+seat) or the Goodbye that ends the sitting. Request ids go on increasing across the stream.
+Start each series afresh: the referee guarantees only that a sitting never holds both legs of
+one duplicate pair (see Hello.plays_on). A bot that leaves it unset is started anew for every
+series, exactly as before.
 The bot sends nothing but one Hello and then exactly one Action per DecisionRequest. Anything
 else is a protocol violation: the referee records a fault and may forfeit the series.
 

@@ -217,9 +217,7 @@ class Match:
         given, by handing it the close."""
         ended = False
         try:
-            await self._connect_all()
-            if gate is not None:
-                self._hold(True)  # up, and waiting: frozen until the series begins
+            await self._connect_all(hold=gate is not None)
             async with gate or contextlib.nullcontext():
                 if gate is not None:
                     self._hold(False)
@@ -235,7 +233,7 @@ class Match:
             return result
         finally:
             try:
-                self._write_records()
+                self._write_records(flush=True)
             finally:  # the bots go even if the log cannot be written
                 if ended and close_later is not None:
                     close_later(self.close_seats)
@@ -255,17 +253,21 @@ class Match:
 
     # --- start -------------------------------------------------------------------------------
 
-    async def _connect_all(self) -> None:
+    async def _connect_all(self, *, hold: bool) -> None:
+        """Start both seats; with ``hold`` (a series to wait for), each is frozen as soon as it
+        has said hello, so a bot started early gets no CPU beside the series playing."""
         async with trio.open_nursery() as nursery:
             for index in (0, 1):
-                nursery.start_soon(self._connect, index)
+                nursery.start_soon(self._connect, index, hold)
 
-    async def _connect(self, index: int) -> None:
+    async def _connect(self, index: int, hold: bool) -> None:
         budget = self.config.time_control.startup_ms / 1000
         started = trio.current_time()
         try:
             with trio.fail_after(budget):
                 self.identities[index] = await self.seats[index].connect(index)
+            if hold:
+                self.seats[index].hold(True)
         except trio.TooSlowError:
             self.startup_faults.append(
                 StartupFailure(
@@ -320,19 +322,20 @@ class Match:
         """Queue a log record; :meth:`_write_records` writes it."""
         self._records.append(LogRecord(record_type, fields))
 
-    def _write_records(self) -> None:
-        """Write the queued records, in order, and flush the log.
+    def _write_records(self, *, flush: bool = False) -> None:
+        """Write the queued records, in order; with ``flush``, put the log on disk.
 
-        The match calls it once each decision request is on its way (:meth:`_request_sent`), so
+        The match writes once each decision request is on its way (:meth:`_request_sent`), so
         the log is written while the bot thinks and not on the path its answer waits for (after
-        the decision for a seat that does not say when its request is out), and when the match
-        ends. So the log is on disk up to the request the match is waiting for: a crash leaves
-        every record up to there.
+        the decision for a seat that does not say when its request is out), and flushes it at
+        the end of every hand and of the match (a flush per decision was a write system call
+        per decision). So a crash leaves every record of every finished hand on disk.
         """
         if self._records:
             records, self._records = self._records, []
             for record in records:
                 self.log.write(record.type, **record.fields)
+        if flush:
             self.log.flush()
 
     def _request_sent(self) -> None:
@@ -456,6 +459,7 @@ class Match:
                     score.game_winners,
                 )
             )
+        self._write_records(flush=True)  # a finished hand is on disk, whatever happens next
 
     async def _ask(self, seat: int, legal: list[Action]) -> None:
         """Ask ``seat`` for an action within its time; :meth:`_settle` plays what follows."""

@@ -9,6 +9,16 @@ sets ``events_in_requests`` gets the opponent's actions inside its next request 
 separate events (any other event or the goodbye sends the held ones first). The bot's stdout and
 stderr are drained by threads that keep only a capped head and tail, so a flooding bot cannot
 fill the referee's memory.
+
+A bot whose hello sets ``plays_on`` may play a sitting: several series in a row on the same
+process and stream. Whoever runs the sitting sets :attr:`RemoteSeat.play_on_after` before a
+series; the seat's close then only rests it (frozen, nothing torn down) when the bot is still
+sound (its process alive, its stream unbroken, no forfeit), and the next series' ``connect``
+takes it up again: a fresh request encoder, its stdout and stderr counted anew, and its request
+ids on the stream going on after the last one issued (the match numbers its requests from 1 in
+every series; the seat adds the sitting's offset on the wire and takes it off the answers, so
+the log of a series played in a sitting reads as that of a fresh process). An answer to a request
+of an earlier series of the sitting is dropped unseen: that series is over.
 """
 
 from __future__ import annotations
@@ -96,6 +106,8 @@ class OutputDrain:
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.total = 0
+        self.lock = threading.Lock()
+        """Held to keep a chunk or to start anew (:meth:`restart`, from another thread)."""
         self.thread = threading.Thread(target=self._drain, args=(pipe,), name=name, daemon=True)
         self.thread.start()
 
@@ -106,7 +118,18 @@ class OutputDrain:
             while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
                 self._keep(chunk)
 
+    def restart(self) -> None:
+        """Keep from here on as if the output began now (the next series of a sitting)."""
+        with self.lock:
+            self.head = bytearray()
+            self.tail.clear()
+            self.tail_size = self.total = 0
+
     def _keep(self, chunk: bytes) -> None:
+        with self.lock:
+            self._keep_locked(chunk)
+
+    def _keep_locked(self, chunk: bytes) -> None:
         self.total += len(chunk)
         if len(self.head) < HEAD_BYTES:
             self.head += chunk[: HEAD_BYTES - len(self.head)]
@@ -117,17 +140,19 @@ class OutputDrain:
 
     def text(self) -> str:
         """The kept tail as text (the head too if the output was short)."""
-        tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
+        with self.lock:
+            tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
         return tail.decode("utf-8", errors="replace")
 
     def kept(self) -> str:
         """All that is kept, as text: the whole output if it fitted, else its head, a line
         ``[N bytes not kept]`` and its tail (raw bot text: escape it before showing it)."""
-        head = bytes(self.head)
-        tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
-        dropped = self.total - len(tail) - len(head)
+        with self.lock:
+            head, total = bytes(self.head), self.total
+            tail: bytes = b"".join(self.tail)[-TAIL_BYTES:]
+        dropped = total - len(tail) - len(head)
         if dropped <= 0:
-            data = head[: self.total - len(tail)] + tail
+            data = head[: total - len(tail)] + tail
         else:
             data = head + f"\n[{dropped} bytes not kept]\n".encode() + tail
         return data.decode("utf-8", errors="replace")
@@ -170,6 +195,21 @@ class RemoteSeat:
         self.teardown_report: object = None
         self.frozen = False
         """Whether the bot is frozen (see :meth:`hold`)."""
+        self.identity: BotIdentity | None = None
+        """Who the bot said it is, once its hello was right."""
+        self.plays_on = False
+        """Whether the bot's hello said it can play a sitting (``Hello.plays_on``)."""
+        self.play_on_after = False
+        """Set by whoever runs a sitting: after this series, rest the bot for the next one
+        rather than close it (if it is still sound: see :meth:`can_play_on`)."""
+        self.resting = False
+        """Between two series of a sitting: frozen, its process and stream kept."""
+        self.spent = False
+        """The bot forfeited, or its process or stream ended: it plays no further series."""
+        self.base = 0
+        """The offset of this series' request ids on the stream (the ids issued before it)."""
+        self.issued = 0
+        """The last request id sent on the stream."""
 
     # --- start ---------------------------------------------------------------------------------
 
@@ -181,6 +221,8 @@ class RemoteSeat:
                 bot's first message was not a correct hello (its token, its protocol version,
                 and the name and version of its bot.toml).
         """
+        if self.resting:
+            return self._take_up(seat)
         self.seat = seat
         try:
             # In threads: making a jail copies the bot's code (up to the registry's limits), and
@@ -202,7 +244,32 @@ class RemoteSeat:
             raise StartupFailure(failure.fault.detail, seat=seat, evidence=evidence) from None
         self.startup_ms = (trio.current_time() - self.started_at) * 1000
         self._close_the_door()
+        self.identity = identity
         return identity
+
+    def can_play_on(self) -> bool:
+        """Whether the bot may play another series of its sitting: it said it can, it is in,
+        it did not forfeit, and its process and stream are still there."""
+        process = self.process
+        sound = process is not None and process.poll() is None and not self.spent
+        return self.plays_on and self.identity is not None and not self.closed and sound
+
+    def _take_up(self, seat: int) -> BotIdentity:
+        """The next series of a sitting, on the resting bot: thawed, counted anew."""
+        assert self.identity is not None
+        if seat != self.seat:
+            raise StartupFailure(
+                f"a sitting keeps its seats: seat {self.seat}, not {seat}", seat=seat
+            )
+        self.resting = False
+        self.hold(False)
+        self.base = self.issued
+        self.encoder = RequestEncoder()
+        self.held = []
+        for drain in (self.stdout, self.stderr):
+            if drain is not None:
+                drain.restart()
+        return self.identity
 
     async def _stop_now(self) -> None:
         """Tear the bot down at once, without a goodbye's wait (``close`` does nothing after)."""
@@ -267,6 +334,7 @@ class RemoteSeat:
             raise StartupFailure(detail, seat=self.seat)
         self._check_identity(hello)
         self.events_in_requests = hello.events_in_requests
+        self.plays_on = hello.plays_on
         return BotIdentity(self.manifest.name, self.manifest.version, self.code_hash)
 
     def _check_identity(self, hello: pb.Hello) -> None:
@@ -322,7 +390,7 @@ class RemoteSeat:
             BotProtocolError: the seat's answer gone wrong, a broken stream, or a duplicate whose
                 strike forfeits the series.
         """
-        request_id = decision.request_id
+        request_id = self.base + decision.request_id  # as the stream numbers it
         self._send(self._request(decision), hand_over=True)
         decision.sent()
         try:
@@ -335,12 +403,14 @@ class RemoteSeat:
             self.stale.add(request_id)  # its answer, should it come, is dropped unseen
             raise
         except BotCrashed as crash:
+            self.spent = True
             await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
             raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
 
     def _request(self, decision: Decision) -> bytes:
+        self.issued = self.base + decision.request_id
         data = self.encoder.encode(
-            decision.request_id,
+            self.issued,
             decision.view,
             decision.legal,
             time_left_ms=int(decision.time_left_ms),
@@ -376,7 +446,7 @@ class RemoteSeat:
                 evidence={"message": str(message)[:500]},
             )
         answered = message.action.request_id
-        if answered != decision.request_id:
+        if answered != self.base + decision.request_id:
             self._stray(answered, decision, message)
             return None
         try:
@@ -387,7 +457,10 @@ class RemoteSeat:
             ) from None
 
     def _arrival(self, item: Incoming) -> BotProtocolError | BotCrashed:
-        """What an arrival other than a message means: the fault to raise."""
+        """What an arrival other than a message means: the fault to raise (the bot plays no
+        further series of its sitting after one that ended its stream)."""
+        if item.arrival not in (Arrival.OVERSIZED, Arrival.UNKNOWN_METHOD):
+            self.spent = True
         if item.arrival is Arrival.SECOND_STREAM:
             return BotProtocolError("opened a second stream", evidence=self.diagnostics())
         if item.arrival is Arrival.UNKNOWN_METHOD:
@@ -409,11 +482,11 @@ class RemoteSeat:
             BotProtocolError: an id never issued: the seat's answer gone wrong (it settles the
                 decision); or a duplicate whose strike forfeits the series.
         """
-        if answered in self.stale:
-            return
-        pending = decision.request_id
+        if answered in self.stale or 0 < answered <= self.base:
+            return  # dropped already, or of an earlier series of the sitting (it is over)
+        pending = self.base + decision.request_id
         evidence = {"echoed_request_id": answered, "message": str(message)[:500]}
-        if not 0 < answered < pending:
+        if not self.base < answered < pending:
             raise BotProtocolError(
                 f"answer echoes request id {answered}, expected {pending}", evidence=evidence
             )
@@ -435,8 +508,14 @@ class RemoteSeat:
             return
         self._flush()
         message = _event_to_pb(event)
-        if message is not None:
-            self._send(pb.RefereeMessage(event=message))
+        if message is None:
+            return
+        if isinstance(event, FaultNoticed):
+            if event.fault.seat == self.seat and event.forfeited:
+                self.spent = True  # a forfeit ends the bot's sitting: the next series starts anew
+            if message.fault.request_id:
+                message.fault.request_id += self.base  # as the stream numbers it
+        self._send(pb.RefereeMessage(event=message))
 
     def _flush(self) -> None:
         """Send the held-back opponent actions as separate events, in order."""
@@ -455,9 +534,16 @@ class RemoteSeat:
             self.frozen = self.jail.hold(held) and held
 
     async def close(self, detail: str) -> None:
-        """Goodbye, a moment to exit, then the sandbox teardown (idempotent)."""
+        """Goodbye, a moment to exit, then the sandbox teardown (idempotent). A bot that is to
+        play on (:attr:`play_on_after`) and still sound is only rested: frozen, kept for its
+        sitting's next series."""
         if self.closed:
             return
+        if self.play_on_after and self.can_play_on():
+            self.resting = True
+            self.hold(True)  # no CPU while it waits: another series may play meanwhile
+            return
+        self.resting = False
         if self.frozen:
             self.hold(False)  # a frozen bot cannot hear its goodbye, nor exit
         self.closed = True

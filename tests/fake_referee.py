@@ -150,51 +150,103 @@ def series_script(seed: int, request_ids: Iterable[int] | None = None) -> tuple[
 
     def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
         next(incoming)  # hello
-        yield welcome(seat=0)
-        series = SeriesState(seed)
-        opponent = RandomPolicy(seed)
-        while series.result is None:
-            seat = series.to_move
-            hands_before = len(series.finished)
-            if seat == 0:
-                request_id = next(ids)
-                log.sent_ids.append(request_id)
-                yield request(series, request_id)
-                answer = next(incoming)
-                log.echoed_ids.append(answer.action.request_id)
-                action = action_from_pb(answer.action)
-            else:
-                action = opponent(observation(series, 1), series.legal_actions())
-            series.apply(action)
-            if seat == 1 and series.hand.history:  # (a hand-ending action is in HandEnded)
-                event = public_event_to_pb(observation(series, 0).history[-1])
-                yield pb.RefereeMessage(event=pb.Event(opponent_action=event))
-            if len(series.finished) > hands_before:
-                record = series.finished[-1]
-                log.hands.append(record)
-                ended = hand_ended_to_pb(record.outcome, record.number, None, record.games)
-                ended.score.CopyFrom(
-                    score_to_pb(
-                        (series.score.totals(0), series.score.totals(1)), series.score.game_winners
-                    )
-                )
-                yield pb.RefereeMessage(event=pb.Event(hand_ended=ended))
-        result = series.result
-        log.result = result
-        yield pb.RefereeMessage(
-            event=pb.Event(
-                series_ended=pb.SeriesEnded(
-                    end=pb.SERIES_END_COMPLETE,
-                    winner=-1 if result.winner is None else result.winner,
-                    score=score_to_pb(result.totals, result.game_winners),
-                    hands=len(result.hands),
-                )
-            )
-        )
+        yield from _one_series(seed, 0, "test", ids, incoming, log)
         log.said_goodbye = True
         yield goodbye()
 
     return log, script
+
+
+@dataclass
+class SittingLog:
+    """What a :func:`sitting_script` saw: the hello, then each series it played."""
+
+    hello: pb.Hello | None = None
+    series: list[SeriesLog] = field(default_factory=list)
+    said_goodbye: bool = False
+
+
+def sitting_script(
+    seeds: Iterable[int], seats: Iterable[int] | None = None
+) -> tuple[SittingLog, Script]:
+    """A referee that plays a sitting: one series per seed on one stream (the bot in the seat
+    ``seats`` gives, by default seat 0 then 1 in turn), each opened by its own Welcome and
+    closed by its SeriesEnded, then one Goodbye. A bot whose hello does not set ``plays_on``
+    gets the first series only, then the Goodbye. Request ids go on increasing across series."""
+    log = SittingLog()
+    ids = itertools.count(1007, 7)
+    chosen = list(seats) if seats is not None else None
+
+    def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
+        log.hello = next(incoming).hello
+        for index, seed in enumerate(seeds):
+            if index > 0 and not log.hello.plays_on:
+                break
+            seat = chosen[index] if chosen is not None else index % 2
+            series_log = SeriesLog()
+            log.series.append(series_log)
+            yield from _one_series(seed, seat, f"test-{index}", ids, incoming, series_log)
+        log.said_goodbye = True
+        yield goodbye()
+
+    return log, script
+
+
+def _one_series(
+    seed: int,
+    bot_seat: int,
+    match_id: str,
+    ids: Iterator[int],
+    incoming: Iterator[pb.BotMessage],
+    log: SeriesLog,
+) -> Iterator[pb.RefereeMessage]:
+    """One series on the stream: the Welcome, the bot in ``bot_seat`` against a random policy,
+    its events, and the SeriesEnded."""
+    other = 1 - bot_seat
+    first = welcome(seat=bot_seat)
+    first.welcome.match_id = match_id
+    first.welcome.bot_seed = seed + 1
+    yield first
+    series = SeriesState(seed)
+    opponent = RandomPolicy(seed)
+    while series.result is None:
+        seat = series.to_move
+        hands_before = len(series.finished)
+        if seat == bot_seat:
+            request_id = next(ids)
+            log.sent_ids.append(request_id)
+            yield request(series, request_id)
+            answer = next(incoming)
+            log.echoed_ids.append(answer.action.request_id)
+            action = action_from_pb(answer.action)
+        else:
+            action = opponent(observation(series, other), series.legal_actions())
+        series.apply(action)
+        if seat == other and series.hand.history:  # (a hand-ending action is in HandEnded)
+            event = public_event_to_pb(observation(series, bot_seat).history[-1])
+            yield pb.RefereeMessage(event=pb.Event(opponent_action=event))
+        if len(series.finished) > hands_before:
+            record = series.finished[-1]
+            log.hands.append(record)
+            ended = hand_ended_to_pb(record.outcome, record.number, None, record.games)
+            ended.score.CopyFrom(
+                score_to_pb(
+                    (series.score.totals(0), series.score.totals(1)), series.score.game_winners
+                )
+            )
+            yield pb.RefereeMessage(event=pb.Event(hand_ended=ended))
+    result = series.result
+    log.result = result
+    yield pb.RefereeMessage(
+        event=pb.Event(
+            series_ended=pb.SeriesEnded(
+                end=pb.SERIES_END_COMPLETE,
+                winner=-1 if result.winner is None else result.winner,
+                score=score_to_pb(result.totals, result.game_winners),
+                hands=len(result.hands),
+            )
+        )
+    )
 
 
 def run_bot_process(
@@ -257,3 +309,28 @@ def assert_plays_a_scripted_series(
     knocks = [hand for hand in log.hands if hand.outcome.knocker == 0]
     assert knocks, f"the {label} bot never knocked"
     print(f"{label} series: {len(log.hands)} hands, {len(log.sent_ids)} decisions, {elapsed:.2f}s")
+
+
+def assert_plays_a_scripted_sitting(
+    tmp_path: Path,
+    run_bot: Callable[[dict[str, str]], tuple[int, str, str]],
+    label: str,
+    series: int = 3,
+) -> SittingLog:
+    """A bot program that sets ``Hello.plays_on`` plays ``series`` whole series on one stream
+    (seats 0, 1, 0, ...), each answered in full and each echoing its ids, then leaves after the
+    goodbye with status 0 and nothing on stdout."""
+    log, script = sitting_script(range(11, 11 + series))
+    with FakeReferee(tmp_path, script) as referee:
+        code, out, err = run_bot({"GIN_REFEREE": referee.address, "GIN_TOKEN": "secret-token"})
+        assert referee.received
+    assert code == 0, f"the {label} bot exited {code}:\n{err}"
+    assert out == ""
+    assert log.hello is not None and log.hello.plays_on, f"the {label} bot does not play on"
+    assert log.said_goodbye
+    assert len(log.series) == series
+    for played in log.series:
+        assert played.result is not None, f"a series of the sitting did not finish:\n{err}"
+        assert played.echoed_ids == played.sent_ids
+        assert len(played.hands) == len(played.result.hands) > 0
+    return log

@@ -49,6 +49,12 @@ class MatchJob:
     bot_seeds: tuple[int, int] = (0, 0)
     """Each seat's own seed, sent in its Welcome (``tournaments.bot_seeds``); 0: none given (a
     job written before bots had seeds)."""
+    sitting: str = ""
+    """The sitting this series belongs to (``""``: none): a worker may play the series of one
+    sitting, sent one after another, on the same bot processes (those whose hello says they can
+    play on). The runner never puts both legs of a duplicate pair in one sitting."""
+    sitting_ends: bool = True
+    """Whether this is the sitting's last series: its bots are closed after it."""
 
     def to_json(self) -> str:
         """The job as the worker reads it on stdin."""
@@ -66,6 +72,8 @@ class MatchJob:
                 "parent": self.parent,
                 "limits": dataclasses.asdict(self.limits),
                 "bot_seeds": list(self.bot_seeds),
+                "sitting": self.sitting,
+                "sitting_ends": self.sitting_ends,
             }
         )
 
@@ -90,6 +98,8 @@ class MatchJob:
             int(data["parent"]),
             SandboxLimits(**_object(data.get("limits", {}))),
             _seeds(data.get("bot_seeds", [0, 0])),
+            str(data.get("sitting", "")),
+            data.get("sitting_ends", True) is not False,
         )
 
 

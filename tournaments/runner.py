@@ -21,6 +21,16 @@ leg played is not counted by the test (:func:`tournaments.pairs.pentanomial` cou
 pairs only); its other leg is played by the next run. So that few are, and complete pairs come
 in as soon as they can, such a run plays both legs of a pair on one slot, one after the other
 (a league's run lets first legs go ahead, which keeps every slot busy to the end).
+
+Where the executor keeps bots between series (``Executor.sittings``), a run plays in blocks:
+up to :data:`SITTING_MAX` consecutive pairs of one pairing on one slot, first their first legs
+in order (one sitting: the same bot processes, which saves a start-up per series), then their
+second legs in the same order (another sitting, on fresh processes). So each leg of a pair meets
+a bot in the same state (as many series played before it in its sitting), the two legs of a pair
+never play at once, and no process ever holds both legs of one pair. A block is as long as
+spreads the pending pairs over the executor's tables (``Executor.tables``), so a short league
+still keeps every table busy; a run that may stop early uses shorter blocks
+(:data:`STOPPING_SITTING_MAX`), since a stop leaves the started block's mirrors for later.
 """
 
 from __future__ import annotations
@@ -58,6 +68,10 @@ MIN_FREE_BYTES: Final = 32 * 1024 * 1024
 AHEAD_PER_SLOT: Final = 4
 """Matches started (playing, or waiting for a slot or a mirror) per slot: the runner's window
 onto the league's pending matches."""
+SITTING_MAX: Final = 16
+"""Series in one sitting at most (a block of pairs: twice as many series)."""
+STOPPING_SITTING_MAX: Final = 4
+"""Series in one sitting at most in a run that may stop early (a sequential test)."""
 
 
 @dataclass
@@ -256,6 +270,10 @@ class LeagueRunner:
         a task per pair that plays both legs on one slot, one after the other, so complete pairs
         come in as soon as they can and a stop leaves few half-played."""
         by_pairs = self.config.sprt is not None or self.stop is not None
+        size = self._sitting_size(by_pairs)
+        if size > 1:
+            await self._start_blocks(nursery, limiter, size)
+            return
         for legs in pairs_in_order(self.store.pending(self.config.name)):
             places = 1 if by_pairs else len(legs)  # each task holds a place in the window
             while self._started + places > AHEAD_PER_SLOT * max(self.progress.slots, 1):
@@ -269,6 +287,36 @@ class LeagueRunner:
             pair = trio.Lock()  # the legs of a pair are scheduled together: one lock each
             for match in legs:
                 nursery.start_soon(self._windowed, self._play(match, limiter, pair))
+
+    def _sitting_size(self, by_pairs: bool) -> int:
+        """Pairs per block (1: no sittings): the pending pairs spread over the tables."""
+        if not self.executor.sittings:
+            return 1
+        pending = self.store.counts(self.config.name).get(MatchState.PENDING, 0)
+        pairs = -(-pending // 2)
+        tables = max(1, self.executor.tables)
+        cap = STOPPING_SITTING_MAX if by_pairs else SITTING_MAX
+        return max(1, min(cap, -(-pairs // tables)))
+
+    async def _start_blocks(
+        self, nursery: trio.Nursery, limiter: trio.CapacityLimiter, size: int
+    ) -> None:
+        """A task per block of pairs (:func:`blocks`), each on one slot: its sittings one after
+        the other (see the module's docstring)."""
+        for block in blocks(pairs_in_order(self.store.pending(self.config.name)), size):
+            while self._started + 1 > AHEAD_PER_SLOT * max(self.progress.slots, 1):
+                await self._room.park()
+            if self.progress.stopped:
+                return
+            self._started += 1
+            nursery.start_soon(self._windowed, self._play_block(block, limiter))
+
+    async def _play_block(self, block: list[list[MatchRow]], limiter: trio.CapacityLimiter) -> None:
+        async with limiter:
+            for sitting in sittings_of(block):
+                key = f"{self.config.name}/{sitting[0].match_id}"
+                for index, match in enumerate(sitting):
+                    await self._play_leg(match, key, ends=index == len(sitting) - 1)
 
     async def _windowed(self, play: Awaitable[None]) -> None:
         try:
@@ -286,7 +334,7 @@ class LeagueRunner:
             for match in legs:
                 await self._play_leg(match)
 
-    async def _play_leg(self, match: MatchRow) -> None:
+    async def _play_leg(self, match: MatchRow, sitting: str = "", *, ends: bool = True) -> None:
         for attempt in range(1, RETRIES + 1):
             if self.progress.stopped:
                 if attempt > 1:  # held since its first attempt: put back for a later run
@@ -297,7 +345,7 @@ class LeagueRunner:
                 if not self.store.claim(match.match_id, retry=attempt > 1):
                     self.progress.faults.append(f"{match.match_id}: taken by another runner")
                     return
-                failure = await self._attempt(match)
+                failure = await self._attempt(match, sitting, ends)
             except (sqlite3.OperationalError, OSError) as error:
                 if not _disk_full(error):
                     raise
@@ -311,7 +359,9 @@ class LeagueRunner:
                 self.progress.faults.append(f"{match.match_id}: worker failed: {failure}")
                 self.listener(self.progress)
 
-    async def _attempt(self, match: MatchRow) -> WorkerFailure | None:
+    async def _attempt(
+        self, match: MatchRow, sitting: str = "", ends: bool = True
+    ) -> WorkerFailure | None:
         """One worker run of a match this run has claimed; None when a result was recorded,
         else what went wrong."""
         log_path = self._fresh_log(match)
@@ -319,7 +369,7 @@ class LeagueRunner:
         self.listener(self.progress)
         started = time.monotonic()
         try:
-            outcome = await self.executor.play(self._job(match, log_path))
+            outcome = await self.executor.play(self._job(match, log_path, sitting, ends))
         finally:
             self.progress.running.pop(match.match_id, None)
         if isinstance(outcome, WorkerFailure):
@@ -407,7 +457,9 @@ class LeagueRunner:
             path.rename(path.with_name(f"{path.name}.aborted-{int(time.time() * 1000)}"))
         return path
 
-    def _job(self, match: MatchRow, log_path: Path) -> MatchJob:
+    def _job(
+        self, match: MatchRow, log_path: Path, sitting: str = "", ends: bool = True
+    ) -> MatchJob:
         bots = [self._bot(ident, match) for ident in (match.seat0, match.seat1)]
         seeds = league_bot_seeds(
             self.store.league_secret(self.config.name), self.store.secret("home"), match.match_id
@@ -424,6 +476,8 @@ class LeagueRunner:
             self.strict,
             os.getpid(),
             bot_seeds=seeds,
+            sitting=sitting,
+            sitting_ends=ends,
         )
 
     def _bot(self, ident: str, match: MatchRow) -> BotRow:
@@ -488,6 +542,40 @@ def pairs_in_order(matches: Iterable[MatchRow]) -> Iterator[list[MatchRow]]:
         group.append(match)
     if group:
         yield group
+
+
+def blocks(pairs: Iterable[list[MatchRow]], size: int) -> Iterator[list[list[MatchRow]]]:
+    """The pairs (as :func:`pairs_in_order` gives them) in blocks of up to ``size``
+    consecutive pairs of one pairing."""
+    block: list[list[MatchRow]] = []
+    for legs in pairs:
+        if block and (len(block) == size or legs[0].pairing != block[0][0].pairing):
+            yield block
+            block = []
+        block.append(legs)
+    if block:
+        yield block
+
+
+def sittings_of(block: list[list[MatchRow]]) -> list[list[MatchRow]]:
+    """A block's sittings, in the order they play: its pairs' first legs in order, then their
+    second legs in the same order, each cut where the seats change (a leg whose mirror was
+    played already comes alone in its pair, and may seat the bots the other way round). No
+    sitting holds both legs of one pair."""
+    sittings: list[list[MatchRow]] = []
+    for leg in (0, 1):
+        run: list[MatchRow] = []
+        for legs in block:
+            if len(legs) <= leg:
+                continue
+            match = legs[leg]
+            if run and (run[-1].seat0, run[-1].seat1) != (match.seat0, match.seat1):
+                sittings.append(run)
+                run = []
+            run.append(match)
+        if run:
+            sittings.append(run)
+    return sittings
 
 
 def duplicate_pair(match: MatchRow) -> str:

@@ -3,9 +3,14 @@
 ``python -m tournaments.worker`` reads :class:`~tournaments.records.MatchJob` s (JSON, one a
 line) on stdin and writes :class:`WorkerLine` s on stdout: for each job its outcome (or why
 there is none) as soon as the match's log is complete, then, once its bots are torn down and
-their stderr kept, that it is closed. Every match gets a fresh sandbox jail and fresh bot
-processes: only the referee's own imports are kept warm. The close of a match runs while the
-next one starts, so it does not hold the worker. A job sent while a match plays has its bots
+their stderr kept, that it is closed. A match gets a fresh sandbox jail and fresh bot
+processes, unless it continues a sitting (``MatchJob.sitting``): then the bots of the sitting's
+previous series that said they can play on, and are still sound, rest between the two series
+(frozen, nothing torn down) and play this one too; the sitting's last series
+(``MatchJob.sitting_ends``) closes them, and a sitting whose next series does not come within
+:data:`REST_LIMIT_S` is closed by the worker. Only the referee's own imports are kept warm
+between sittings. The close of a match runs while the next one starts, so it does not hold the
+worker. A job sent while a match plays has its bots
 started at once, and its series begins when the one before it has ended (one series at a time,
 in the order sent): so the next bots start while the current match finishes.
 
@@ -45,6 +50,8 @@ from tournaments.packing import BotCodeMismatchError  # noqa: E402
 from tournaments.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
 
 PARENT_POLL_S = 0.5
+REST_LIMIT_S = 60.0
+"""How long a sitting's bots may rest waiting for its next series before they are closed."""
 ORPHAN_EXIT_S = 30.0
 MAX_JOB_LINE = 1 << 20
 """The longest job line read (a job is about a kilobyte)."""
@@ -126,6 +133,18 @@ def reason(result: MatchResult) -> str:
     return REASONS.get(result.end, result.end.value)
 
 
+@dataclass(slots=True)
+class Resting:
+    """The bots of a sitting between two of its series."""
+
+    seats: tuple[RemoteSeat, RemoteSeat]
+    bots: tuple[str, str]
+    hashes: tuple[str, str]
+    closed: trio.Event
+    """Set once the last series' close (for a sound bot, only a rest) and its stderr are done."""
+    since: float = field(default_factory=time.monotonic)
+
+
 class Worker:
     """Plays jobs, their series one after another; the closes of finished matches run in
     ``closing``."""
@@ -135,6 +154,8 @@ class Worker:
         self.sandboxes: dict[tuple[SandboxLimits, bool], Sandbox] = {}
         self.table = trio.Lock()
         """Held by the match playing its series: one at a time (a lock is fair: in turn)."""
+        self.resting: dict[str, Resting] = {}
+        """The sittings whose bots wait for their next series, by ``MatchJob.sitting``."""
 
     def sandbox(self, job: MatchJob) -> Sandbox:
         """The sandbox for the job's limits (made once per kind of job)."""
@@ -156,17 +177,10 @@ class Worker:
         """
         received = time.time()
         sandbox = self.sandbox(job)
-        seats = [  # in threads: reading and hashing a big bot folder takes a while, and the
-            # series this worker may be playing meanwhile must not wait for it
-            await trio.to_thread.run_sync(_seat, path, sandbox, f"{job.match_id}-{index}")
-            for index, path in enumerate(job.bots)
-        ]
-        for seat, expected in zip(seats, job.hashes, strict=True):
-            if seat.code_hash != expected:
-                raise BotCodeMismatchError(
-                    f"the code in {seat.manifest.folder} hashes to {seat.code_hash[:12]}, not "
-                    f"to its registered {expected[:12]}: refusing to play it"
-                )
+        seats = await self._seats(job, sandbox)
+        plays_on = bool(job.sitting) and not job.sitting_ends
+        for seat in seats:
+            seat.play_on_after = plays_on
         config = MatchConfig(
             job.match_id,
             job.seed,
@@ -178,20 +192,89 @@ class Worker:
         )
         log_path = Path(job.log)
 
+        done = trio.Event()
+
         def closed() -> None:
             write_line(WorkerLine(job.match_id, closed=True, times={"closed": time.time()}))
+            done.set()
 
         times = {"received": received}
-        result = await play_folders(
-            (seats[0], seats[1]),
-            config,
-            log_path,
-            closing=self.closing,
-            on_closed=closed,
-            gate=self._at_table(times),
-        )
+        try:
+            result = await play_folders(
+                (seats[0], seats[1]),
+                config,
+                log_path,
+                closing=self.closing,
+                on_closed=closed,
+                gate=self._at_table(times),
+            )
+        except BaseException:
+            with trio.CancelScope(shield=True):  # a series that did not end: no sitting goes on
+                for seat in seats:
+                    await _close_for_good(seat)
+            raise
+        if plays_on:
+            self.resting[job.sitting] = Resting((seats[0], seats[1]), job.bots, job.hashes, done)
         outcome = MatchOutcome(MatchSummary.of(result, log_path), reason(result))
         return WorkerLine(job.match_id, outcome, times=times)
+
+    async def _seats(self, job: MatchJob, sandbox: Sandbox) -> list[RemoteSeat]:
+        """The job's seats: those of its sitting's resting bots that can play on, fresh ones
+        for the rest.
+
+        Raises:
+            BotCodeMismatchError: a fresh bot's folder no longer hashes to its registry hash.
+        """
+        kept = await self._take_sitting(job)
+        seats: list[RemoteSeat] = []
+        try:
+            for index, path in enumerate(job.bots):
+                seat = kept[index]
+                if seat is None:  # in a thread: reading and hashing a big bot folder takes a
+                    # while, and the series this worker may be playing meanwhile must not wait
+                    label = f"{job.match_id}-{index}"
+                    seat = await trio.to_thread.run_sync(_seat, path, sandbox, label)
+                    _check_hash(seat, job.hashes[index])
+                seats.append(seat)
+        except BaseException:
+            for resting in kept:
+                if resting is not None:
+                    self.closing.start_soon(_close_for_good, resting)
+            raise
+        return seats
+
+    async def _take_sitting(self, job: MatchJob) -> list[RemoteSeat | None]:
+        """The resting bots of the job's sitting that play its series (same folder, same hash,
+        still sound); any other of them is closed."""
+        rest = self.resting.pop(job.sitting, None) if job.sitting else None
+        if rest is None:
+            return [None, None]
+        await rest.closed.wait()  # its last series' close: the bots rest, their stderr is kept
+        kept: list[RemoteSeat | None] = []
+        for index, seat in enumerate(rest.seats):
+            same = (rest.bots[index], rest.hashes[index]) == (job.bots[index], job.hashes[index])
+            if same and seat.resting and seat.can_play_on():
+                kept.append(seat)
+            else:
+                kept.append(None)
+                self.closing.start_soon(_close_for_good, seat)
+        return kept
+
+    async def close_resting(self, older_than_s: float = 0.0) -> None:
+        """Close the bots of the sittings resting longer than ``older_than_s`` (all: at the
+        worker's end), with their goodbye."""
+        now = time.monotonic()
+        stale = [key for key, rest in self.resting.items() if now - rest.since >= older_than_s]
+        async with trio.open_nursery() as nursery:
+            for key in stale:
+                for seat in self.resting.pop(key).seats:
+                    nursery.start_soon(_close_for_good, seat)
+
+    async def reap_resting(self) -> None:
+        """Close, now and then, the sittings whose next series has not come."""
+        while True:
+            await trio.sleep(REST_LIMIT_S / 4)
+            await self.close_resting(REST_LIMIT_S)
 
     @contextlib.asynccontextmanager
     async def _at_table(self, times: dict[str, float]) -> AsyncIterator[None]:
@@ -203,6 +286,23 @@ class Worker:
                 yield
             finally:
                 times["ended"] = time.time()
+
+
+async def _close_for_good(seat: RemoteSeat) -> None:
+    """Close a seat whether or not its bot could play on (a resting one says goodbye)."""
+    seat.play_on_after = False
+    with trio.CancelScope(shield=True):
+        await seat.close("sitting over")
+
+
+def _check_hash(seat: RemoteSeat, expected: str) -> None:
+    """Raises:
+    BotCodeMismatchError: the seat's folder does not hash to ``expected``."""
+    if seat.code_hash != expected:
+        raise BotCodeMismatchError(
+            f"the code in {seat.manifest.folder} hashes to {seat.code_hash[:12]}, not "
+            f"to its registered {expected[:12]}: refusing to play it"
+        )
 
 
 class NotAJobError(ValueError):
@@ -264,9 +364,12 @@ async def serve(idle_exit_s: float | None) -> None:
                             return
 
                     nursery.start_soon(stop_on_signal)
+                    nursery.start_soon(worker.reap_resting)
                     await play_lines(worker, idle_exit_s, nursery.cancel_scope)
                     nursery.cancel_scope.cancel()
             finally:
+                with trio.CancelScope(shield=True):
+                    await worker.close_resting()
                 worker.close()
 
 

@@ -31,6 +31,17 @@ class Executor(Protocol):
     slots: int
     """Matches at once."""
 
+    @property
+    def tables(self) -> int:
+        """Series that play at once (fewer than ``slots`` where a match's bots start early)."""
+        ...
+
+    @property
+    def sittings(self) -> bool:
+        """Whether a sitting's series (``MatchJob.sitting``) may play on the same bot
+        processes."""
+        ...
+
     async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
         """Play a job (see ``tournaments.worker``); its outcome (the log written at
         ``job.log``), or what went wrong when no result came back.

@@ -128,6 +128,9 @@ class ProbeReport:
 class DaskExecutor:
     """Plays a league's matches as tasks on a Dask cluster (see the module's notes)."""
 
+    sittings = False
+    """A task may land on any worker: every series gets fresh bots."""
+
     def __init__(self, client: Client, *, cap: int | None = None) -> None:
         self.client = client
         self.address = str(client.scheduler.address) if client.scheduler else "?"
@@ -140,6 +143,11 @@ class DaskExecutor:
         self._futures: set[Future[Any]] = set()
         self._submitted = 0
         self.slots = self._capacity()
+
+    @property
+    def tables(self) -> int:
+        """As many as :attr:`slots`."""
+        return self.slots
 
     @classmethod
     def connect(

@@ -78,13 +78,16 @@ class FakeExecutor:
         lost_after: int | None = None,
         on_start: Callable[[MatchJob], None] = lambda _job: None,
         swept: Iterable[int] = (),
+        sittings: bool = False,
     ) -> None:
         """``seconds``: how long an unscripted attempt takes; ``capacities``: what
         :meth:`capacity` answers, in turn (then ``slots``); ``lost_after``: raise
         ``ExecutorError`` instead of starting any match after this many; ``on_start``: called
         with each job as it starts (to act as something else would meanwhile); ``swept``: what
-        :meth:`sweep` answers, in turn (then 0)."""
+        :meth:`sweep` answers, in turn (then 0); ``sittings``: whether the runner may send
+        sittings (as the local executor does)."""
         self.slots = slots
+        self.sittings = sittings
         self.seconds = seconds
         self.capacities = deque(capacities)
         self.lost_after = lost_after
@@ -130,6 +133,11 @@ class FakeExecutor:
         if isinstance(attempt.outcome, BaseException):
             raise attempt.outcome
         return played(job) if attempt.outcome is None else attempt.outcome
+
+    @property
+    def tables(self) -> int:
+        """As many as :attr:`slots`."""
+        return self.slots
 
     async def capacity(self) -> int:
         """The next of ``capacities``, then ``slots``."""

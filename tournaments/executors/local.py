@@ -72,6 +72,8 @@ class WarmWorker:
         self.reading = trio.Lock()
         self.gone: str | None = None
         """Why it broke, once it has (told to every match it had in flight)."""
+        self.sittings: set[str] = set()
+        """The sittings whose bots rest in it, waiting for their next series."""
 
     @classmethod
     async def start(cls, command: Sequence[str] = WORKER_COMMAND) -> WarmWorker:
@@ -99,6 +101,11 @@ class WarmWorker:
         assert self.process.stdin is not None
         self.played += 1
         self.in_flight.add(job.match_id)
+        if job.sitting:
+            if job.sitting_ends:
+                self.sittings.discard(job.sitting)
+            else:
+                self.sittings.add(job.sitting)
         try:
             async with self.sending:
                 await self.process.stdin.send_all(job.to_json().encode() + b"\n")
@@ -223,6 +230,9 @@ class LocalExecutor:
     workers as CPUs the next bots' start fits beside it (``benchmarks.throughput_bench``).
     """
 
+    sittings = True
+    """A sitting's series go to the worker where its bots rest (see :meth:`_pick`)."""
+
     def __init__(
         self,
         slots: int,
@@ -254,7 +264,7 @@ class LocalExecutor:
         """Play the job in an idle worker, a fresh one while there are fewer than the slots,
         or (with ``prefetch``) beside a worker's current match."""
         async with self.changed:  # one at a time: a worker being started counts
-            while (worker := self._pick()) is None:
+            while (worker := self._pick(job.sitting)) is None:
                 if len(self.workers) < self.size:
                     worker = await self._fresh()
                     break
@@ -276,10 +286,15 @@ class LocalExecutor:
                     self.changed.notify_all()
         return outcome
 
-    def _pick(self) -> WarmWorker | None:
-        """An idle worker that may take a job; else, with ``prefetch``, one holding a single
-        match; else None (a fresh worker if there is room, or a wait)."""
+    def _pick(self, sitting: str = "") -> WarmWorker | None:
+        """The worker where the job's sitting rests, if it can take the job now; else an idle
+        worker that may take a job; else, with ``prefetch``, one holding a single match; else
+        None (a fresh worker if there is room, or a wait)."""
         usable = [w for w in self.workers if not w.broken and w.played < self.recycle_after]
+        limit = 2 if self.prefetch else 1
+        home = [w for w in usable if sitting and sitting in w.sittings]
+        if home and len(home[0].in_flight) < limit:
+            return home[0]
         idle = [worker for worker in usable if not worker.in_flight]
         if idle or not self.prefetch:
             return idle[0] if idle else None
@@ -296,6 +311,11 @@ class LocalExecutor:
     def _forget(self, worker: WarmWorker) -> None:
         if worker in self.workers:
             self.workers.remove(worker)
+
+    @property
+    def tables(self) -> int:
+        """Series at once: one per worker."""
+        return self.size
 
     async def capacity(self) -> int:
         """As many as :attr:`slots`."""

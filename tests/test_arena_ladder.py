@@ -131,8 +131,10 @@ class Scripted(FakeExecutor):
         super().__init__(slots)
         self.outcome = outcome
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        await super().play(job)
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        await super().play(job, sent=sent)
         return self.outcome(job)
 
 

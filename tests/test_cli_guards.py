@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -230,8 +231,10 @@ def test_the_demo_never_empties_a_real_arena_home(home: Path) -> None:
 class FailingExecutor(FakeExecutor):
     """Every attempt ends without a result, as a worker that keeps dying."""
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        await super().play(job)
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        await super().play(job, sent=sent)
         return WorkerFailure("the worker died")
 
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,10 @@ A_HASH = "a" * 64
 class FirstBotWins(FakeExecutor):
     """Bot ``a`` (its hash ``A_HASH``) wins every series, whichever seat it has."""
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        outcome = await super().play(job)
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        outcome = await super().play(job, sent=sent)
         if isinstance(outcome, WorkerFailure):
             return outcome
         return played(job, winner=0 if job.hashes[0] == A_HASH else 1)

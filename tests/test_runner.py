@@ -9,7 +9,7 @@ import itertools
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -311,8 +311,10 @@ def test_a_job_and_an_outcome_read_back_as_written(tmp_path: Path) -> None:
 class FirstBotWins(FakeExecutor):
     """Bot ``a`` wins every series, whichever seat it has."""
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        outcome = await super().play(job)
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        outcome = await super().play(job, sent=sent)
         if isinstance(outcome, WorkerFailure):
             return outcome
         return played(job, winner=0 if job.hashes[0] == "0" * 64 else 1)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
 import shutil
 import sqlite3
@@ -272,7 +273,7 @@ class LeagueRunner:
         by_pairs = self.config.sprt is not None or self.stop is not None
         size = self._sitting_size(by_pairs)
         if size > 1:
-            await self._start_blocks(nursery, limiter, size)
+            await self._start_blocks(nursery, size)
             return
         for legs in pairs_in_order(self.store.pending(self.config.name)):
             places = 1 if by_pairs else len(legs)  # each task holds a place in the window
@@ -298,25 +299,65 @@ class LeagueRunner:
         cap = STOPPING_SITTING_MAX if by_pairs else SITTING_MAX
         return max(1, min(cap, -(-pairs // tables)))
 
-    async def _start_blocks(
-        self, nursery: trio.Nursery, limiter: trio.CapacityLimiter, size: int
-    ) -> None:
-        """A task per block of pairs (:func:`blocks`), each on one slot: its sittings one after
-        the other (see the module's docstring)."""
+    async def _start_blocks(self, nursery: trio.Nursery, size: int) -> None:
+        """A task per block of pairs (:func:`blocks`), a block per table at once: its sittings
+        one after the other (see the module's docstring)."""
+        tables = trio.CapacityLimiter(max(1, self.executor.tables))
+        ahead = 2 if self.executor.slots > self.executor.tables else 1
         for block in blocks(pairs_in_order(self.store.pending(self.config.name)), size):
             while self._started + 1 > AHEAD_PER_SLOT * max(self.progress.slots, 1):
                 await self._room.park()
             if self.progress.stopped:
                 return
             self._started += 1
-            nursery.start_soon(self._windowed, self._play_block(block, limiter))
+            nursery.start_soon(self._windowed, self._play_block(block, tables, ahead))
 
-    async def _play_block(self, block: list[list[MatchRow]], limiter: trio.CapacityLimiter) -> None:
-        async with limiter:
+    async def _play_block(
+        self, block: list[list[MatchRow]], tables: trio.CapacityLimiter, ahead: int
+    ) -> None:
+        """A block's series in order, each sent once the one before is (so a worker gets a
+        sitting's series in order), ``ahead`` at once: with two, the next series is with the
+        worker while one plays (its fresh bots, if any, start meanwhile). A leg waits for its
+        mirror to end."""
+        mirrors = {duplicate_pair(legs[0]): trio.Lock() for legs in block}
+        room = trio.Semaphore(ahead)
+        async with tables, trio.open_nursery() as nursery:
             for sitting in sittings_of(block):
                 key = f"{self.config.name}/{sitting[0].match_id}"
                 for index, match in enumerate(sitting):
-                    await self._play_leg(match, key, ends=index == len(sitting) - 1)
+                    await room.acquire()
+                    sent = trio.Event()
+                    ends = index == len(sitting) - 1
+                    mirror = mirrors[duplicate_pair(match)]
+                    nursery.start_soon(
+                        functools.partial(
+                            self._play_in_block,
+                            match,
+                            sitting=key,
+                            ends=ends,
+                            mirror=mirror,
+                            room=room,
+                            sent=sent,
+                        )
+                    )
+                    await sent.wait()
+
+    async def _play_in_block(
+        self,
+        match: MatchRow,
+        *,
+        sitting: str,
+        ends: bool,
+        mirror: trio.Lock,
+        room: trio.Semaphore,
+        sent: trio.Event,
+    ) -> None:
+        try:
+            async with mirror:
+                await self._play_leg(match, sitting, ends=ends, sent=sent.set)
+        finally:
+            sent.set()
+            room.release()
 
     async def _windowed(self, play: Awaitable[None]) -> None:
         try:
@@ -334,7 +375,14 @@ class LeagueRunner:
             for match in legs:
                 await self._play_leg(match)
 
-    async def _play_leg(self, match: MatchRow, sitting: str = "", *, ends: bool = True) -> None:
+    async def _play_leg(
+        self,
+        match: MatchRow,
+        sitting: str = "",
+        *,
+        ends: bool = True,
+        sent: Callable[[], None] | None = None,
+    ) -> None:
         for attempt in range(1, RETRIES + 1):
             if self.progress.stopped:
                 if attempt > 1:  # held since its first attempt: put back for a later run
@@ -345,7 +393,7 @@ class LeagueRunner:
                 if not self.store.claim(match.match_id, retry=attempt > 1):
                     self.progress.faults.append(f"{match.match_id}: taken by another runner")
                     return
-                failure = await self._attempt(match, sitting, ends)
+                failure = await self._attempt(match, sitting, ends, sent)
             except (sqlite3.OperationalError, OSError) as error:
                 if not _disk_full(error):
                     raise
@@ -360,7 +408,11 @@ class LeagueRunner:
                 self.listener(self.progress)
 
     async def _attempt(
-        self, match: MatchRow, sitting: str = "", ends: bool = True
+        self,
+        match: MatchRow,
+        sitting: str = "",
+        ends: bool = True,
+        sent: Callable[[], None] | None = None,
     ) -> WorkerFailure | None:
         """One worker run of a match this run has claimed; None when a result was recorded,
         else what went wrong."""
@@ -369,7 +421,7 @@ class LeagueRunner:
         self.listener(self.progress)
         started = time.monotonic()
         try:
-            outcome = await self.executor.play(self._job(match, log_path, sitting, ends))
+            outcome = await self.executor.play(self._job(match, log_path, sitting, ends), sent=sent)
         finally:
             self.progress.running.pop(match.match_id, None)
         if isinstance(outcome, WorkerFailure):

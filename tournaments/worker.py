@@ -134,15 +134,27 @@ def reason(result: MatchResult) -> str:
 
 
 @dataclass(slots=True)
-class Resting:
-    """The bots of a sitting between two of its series."""
+class SittingLink:
+    """A series of a sitting, as the sitting's next series sees it: its bots, once known, and
+    the moments the next series waits for. A series' link is made as its job arrives, so the
+    next job, which may come while it plays, always finds it."""
 
-    seats: tuple[RemoteSeat, RemoteSeat]
     bots: tuple[str, str]
     hashes: tuple[str, str]
-    closed: trio.Event
-    """Set once the last series' close (for a sound bot, only a rest) and its stderr are done."""
-    since: float = field(default_factory=time.monotonic)
+    seats: tuple[RemoteSeat, RemoteSeat] | None = None
+    known: trio.Event = field(default_factory=trio.Event)
+    """Set once :attr:`seats` is (``None`` still: the series never got its seats)."""
+    connected: trio.Event = field(default_factory=trio.Event)
+    """Set once its bots have said hello (or failed to): then it is known which play on."""
+    closed: trio.Event = field(default_factory=trio.Event)
+    """Set once its close is done (for a bot that plays on, only a rest) and stderr kept."""
+    closed_at: float = math.inf
+
+    def settle(self) -> None:
+        """Whatever happened, the next series waits no more."""
+        for event in (self.known, self.connected, self.closed):
+            event.set()
+        self.closed_at = min(self.closed_at, time.monotonic())
 
 
 class Worker:
@@ -154,8 +166,8 @@ class Worker:
         self.sandboxes: dict[tuple[SandboxLimits, bool], Sandbox] = {}
         self.table = trio.Lock()
         """Held by the match playing its series: one at a time (a lock is fair: in turn)."""
-        self.resting: dict[str, Resting] = {}
-        """The sittings whose bots wait for their next series, by ``MatchJob.sitting``."""
+        self.links: dict[str, SittingLink] = {}
+        """The last series sent of each sitting that goes on, by ``MatchJob.sitting``."""
 
     def sandbox(self, job: MatchJob) -> Sandbox:
         """The sandbox for the job's limits (made once per kind of job)."""
@@ -176,11 +188,27 @@ class Worker:
             BotCodeMismatchError: a bot's folder no longer hashes to its registry hash.
         """
         received = time.time()
-        sandbox = self.sandbox(job)
-        seats = await self._seats(job, sandbox)
+        prior = self.links.pop(job.sitting, None) if job.sitting else None
         plays_on = bool(job.sitting) and not job.sitting_ends
+        link = SittingLink(job.bots, job.hashes) if plays_on else None
+        if link is not None:
+            self.links[job.sitting] = link
+        try:
+            return await self._play(job, received, prior, link)
+        finally:
+            if link is not None and link.seats is None:
+                link.settle()  # it never got its seats: the next series starts afresh
+
+    async def _play(
+        self, job: MatchJob, received: float, prior: SittingLink | None, link: SittingLink | None
+    ) -> WorkerLine:
+        sandbox = self.sandbox(job)
+        seats = await self._seats(job, sandbox, prior)
         for seat in seats:
-            seat.play_on_after = plays_on
+            seat.play_on_after = link is not None
+        if link is not None:
+            link.seats = (seats[0], seats[1])
+            link.known.set()
         config = MatchConfig(
             job.match_id,
             job.seed,
@@ -192,11 +220,10 @@ class Worker:
         )
         log_path = Path(job.log)
 
-        done = trio.Event()
-
         def closed() -> None:
             write_line(WorkerLine(job.match_id, closed=True, times={"closed": time.time()}))
-            done.set()
+            if link is not None:
+                link.settle()
 
         times = {"received": received}
         try:
@@ -206,68 +233,81 @@ class Worker:
                 log_path,
                 closing=self.closing,
                 on_closed=closed,
-                gate=self._at_table(times),
+                gate=self._at_table(times, link),
             )
         except BaseException:
             with trio.CancelScope(shield=True):  # a series that did not end: no sitting goes on
                 for seat in seats:
                     await _close_for_good(seat)
+                if link is not None:
+                    link.settle()
             raise
-        if plays_on:
-            self.resting[job.sitting] = Resting((seats[0], seats[1]), job.bots, job.hashes, done)
         outcome = MatchOutcome(MatchSummary.of(result, log_path), reason(result))
         return WorkerLine(job.match_id, outcome, times=times)
 
-    async def _seats(self, job: MatchJob, sandbox: Sandbox) -> list[RemoteSeat]:
-        """The job's seats: those of its sitting's resting bots that can play on, fresh ones
-        for the rest.
+    async def _seats(
+        self, job: MatchJob, sandbox: Sandbox, prior: SittingLink | None
+    ) -> list[RemoteSeat]:
+        """The job's seats: those of its sitting's previous series whose bots play on and
+        still can, fresh ones for the rest.
 
         Raises:
             BotCodeMismatchError: a fresh bot's folder no longer hashes to its registry hash.
         """
-        kept = await self._take_sitting(job)
-        seats: list[RemoteSeat] = []
+        found: list[RemoteSeat | None] = [None, None]
+
+        async def take(index: int) -> None:
+            seat = await self._take_up(job, index, prior)
+            if seat is None:  # in a thread: reading and hashing a big bot folder takes a
+                # while, and the series this worker may be playing meanwhile must not wait
+                label = f"{job.match_id}-{index}"
+                seat = await trio.to_thread.run_sync(_seat, job.bots[index], sandbox, label)
+                _check_hash(seat, job.hashes[index])
+            found[index] = seat
+
         try:
-            for index, path in enumerate(job.bots):
-                seat = kept[index]
-                if seat is None:  # in a thread: reading and hashing a big bot folder takes a
-                    # while, and the series this worker may be playing meanwhile must not wait
-                    label = f"{job.match_id}-{index}"
-                    seat = await trio.to_thread.run_sync(_seat, path, sandbox, label)
-                    _check_hash(seat, job.hashes[index])
-                seats.append(seat)
+            async with trio.open_nursery() as nursery:  # a fresh bot need not wait for the other
+                for index in (0, 1):
+                    nursery.start_soon(take, index)
         except BaseException:
-            for resting in kept:
-                if resting is not None:
-                    self.closing.start_soon(_close_for_good, resting)
+            for seat in found:
+                if seat is not None and seat.resting:
+                    self.closing.start_soon(_close_for_good, seat)
             raise
-        return seats
+        return [seat for seat in found if seat is not None]
 
-    async def _take_sitting(self, job: MatchJob) -> list[RemoteSeat | None]:
-        """The resting bots of the job's sitting that play its series (same folder, same hash,
-        still sound); any other of them is closed."""
-        rest = self.resting.pop(job.sitting, None) if job.sitting else None
-        if rest is None:
-            return [None, None]
-        await rest.closed.wait()  # its last series' close: the bots rest, their stderr is kept
-        kept: list[RemoteSeat | None] = []
-        for index, seat in enumerate(rest.seats):
-            same = (rest.bots[index], rest.hashes[index]) == (job.bots[index], job.hashes[index])
-            if same and seat.resting and seat.can_play_on():
-                kept.append(seat)
-            else:
-                kept.append(None)
-                self.closing.start_soon(_close_for_good, seat)
-        return kept
+    async def _take_up(
+        self, job: MatchJob, index: int, prior: SittingLink | None
+    ) -> RemoteSeat | None:
+        """The bot of seat ``index`` in the sitting's previous series, if it plays this one:
+        the same folder and hash, a bot that plays on, rested sound. A bot that does not play
+        on is known at its hello: this series' fresh bot starts then, while that one plays."""
+        if prior is None:
+            return None
+        await prior.known.wait()
+        same = (prior.bots[index], prior.hashes[index]) == (job.bots[index], job.hashes[index])
+        if prior.seats is None or not same:
+            return None
+        seat = prior.seats[index]
+        await prior.connected.wait()
+        if not seat.plays_on:
+            return None
+        await prior.closed.wait()  # its close: a bot that can play on rests, its stderr kept
+        if seat.resting and seat.can_play_on():
+            return seat
+        if seat.resting:
+            self.closing.start_soon(_close_for_good, seat)
+        return None
 
-    async def close_resting(self, older_than_s: float = 0.0) -> None:
-        """Close the bots of the sittings resting longer than ``older_than_s`` (all: at the
-        worker's end), with their goodbye."""
+    async def close_resting(self, older_than_s: float = -math.inf) -> None:
+        """Close the bots of the sittings resting longer than ``older_than_s`` (by default all,
+        resting or still playing: at the worker's end), with their goodbye."""
         now = time.monotonic()
-        stale = [key for key, rest in self.resting.items() if now - rest.since >= older_than_s]
+        stale = [key for key, link in self.links.items() if now - link.closed_at >= older_than_s]
         async with trio.open_nursery() as nursery:
             for key in stale:
-                for seat in self.resting.pop(key).seats:
+                link = self.links.pop(key)
+                for seat in link.seats or ():
                     nursery.start_soon(_close_for_good, seat)
 
     async def reap_resting(self) -> None:
@@ -277,9 +317,13 @@ class Worker:
             await self.close_resting(REST_LIMIT_S)
 
     @contextlib.asynccontextmanager
-    async def _at_table(self, times: dict[str, float]) -> AsyncIterator[None]:
+    async def _at_table(
+        self, times: dict[str, float], link: SittingLink | None
+    ) -> AsyncIterator[None]:
         """The gate of a match whose bots are up: its series, once the one before has ended."""
         times["connected"] = time.time()
+        if link is not None:
+            link.connected.set()
         async with self.table:
             times["began"] = time.time()
             try:

@@ -6,6 +6,7 @@ Dask cluster, whose workers keep warm match processes too: :mod:`.cluster_task`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import trio
@@ -42,9 +43,12 @@ class Executor(Protocol):
         processes."""
         ...
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
         """Play a job (see ``tournaments.worker``); its outcome (the log written at
-        ``job.log``), or what went wrong when no result came back.
+        ``job.log``), or what went wrong when no result came back. ``sent`` is called once the
+        job is with whatever plays it (jobs sent one after another reach it in that order).
 
         Raises:
             ExecutorError: the executor cannot play any more matches.

@@ -42,6 +42,7 @@ import logging
 import secrets
 import time
 import zlib
+from collections.abc import Callable
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,12 +204,17 @@ class DaskExecutor:
                 self._bots[digest] = bot
             return bot
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        """Send the match to the cluster, wait for it, write its log; its outcome.
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        """Send the match to the cluster, wait for it, write its log; its outcome (``sent`` is
+        called at once: every series here is on fresh bots, so their order does not matter).
 
         Raises:
             ClusterError: the scheduler is gone (the match cannot be sent, or was dropped).
         """
+        if sent is not None:
+            sent()
         try:
             bots = [
                 await self._bot(Path(folder), digest)

@@ -110,8 +110,10 @@ class FakeExecutor:
         """How many attempts at a match were started."""
         return sum(1 for job in self.jobs if job.match_id == match_id)
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        """Play the next scripted attempt at the job's match.
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        """Play the next scripted attempt at the job's match (``sent`` is called as it starts).
 
         Raises:
             ExecutorError: after ``lost_after`` matches, or as scripted.
@@ -121,6 +123,8 @@ class FakeExecutor:
         queued = self.script.get(job.match_id)
         attempt = queued.popleft() if queued else Attempt()
         self.jobs.append(job)
+        if sent is not None:
+            sent()
         self.on_start(job)
         self.running.add(job.match_id)
         self.peak = max(self.peak, len(self.running))

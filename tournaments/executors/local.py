@@ -92,8 +92,10 @@ class WarmWorker:
             raise
         return cls(process, stderr)
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        """Send the job; its outcome, or the failure the worker reported.
+    async def play(
+        self, job: MatchJob, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        """Send the job (then call ``sent``); its outcome, or the failure the worker reported.
 
         Raises:
             WorkerGone: the worker died or spoke out of turn (it is marked broken).
@@ -109,6 +111,8 @@ class WarmWorker:
         try:
             async with self.sending:
                 await self.process.stdin.send_all(job.to_json().encode() + b"\n")
+            if sent is not None:
+                sent()
             line = await self._reply(job.match_id)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as error:
             raise WorkerGone(await self._death(WorkerGone(f"its pipes closed: {error}"))) from None
@@ -260,9 +264,12 @@ class LocalExecutor:
         self.started = 0
         """Worker processes started so far."""
 
-    async def play(self, job: MatchJob) -> MatchOutcome | WorkerFailure:
-        """Play the job in an idle worker, a fresh one while there are fewer than the slots,
-        or (with ``prefetch``) beside a worker's current match."""
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        """Play the job in the worker where its sitting rests, an idle worker, a fresh one while
+        there are fewer than the slots, or (with ``prefetch``) beside a worker's current match;
+        ``sent`` is called once the worker has the job."""
         async with self.changed:  # one at a time: a worker being started counts
             while (worker := self._pick(job.sitting)) is None:
                 if len(self.workers) < self.size:
@@ -270,7 +277,7 @@ class LocalExecutor:
                     break
                 await self.changed.wait()  # all busy (one at its quota, say): never more
         try:
-            outcome = await worker.play(job)
+            outcome = await worker.play(job, sent)
         except WorkerGone as gone:
             return WorkerFailure(str(gone))
         finally:

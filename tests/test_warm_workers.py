@@ -646,3 +646,73 @@ def test_a_bot_started_early_gets_no_cpu_while_it_waits(tmp_path: Path) -> None:
     said = (tmp_path / "m~b.jsonl.seat0.stderr").read_text().split()
     cpu, wall = float(said[1]), float(said[3])
     assert cpu < wall - 0.5 * waited  # it could not spin while it waited
+
+
+LATE = """
+import sys, time
+time.sleep(5.0)  # says hello late: its opponent, up long before, waits for it frozen
+from protocol.sdk import Bot
+from referee.rules import GreedyPolicy
+
+
+class Late(Bot):
+    name = "late"
+    version = "1"
+
+    def __init__(self):
+        self.policy = GreedyPolicy(knock_at=10)
+
+    def decide(self, view, legal):
+        return self.policy(view, legal)
+
+
+if __name__ == "__main__":
+    sys.exit(Late().run())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not Sandbox().has(Layer.CGROUP), reason="freezing a waiting bot needs the cgroup layer (root)"
+)
+def test_a_bot_started_early_is_frozen_from_its_own_hello(tmp_path: Path) -> None:
+    """A prefetched bot is frozen as soon as it has said hello, not once both bots have: a bot
+    that spins from its first instant, waiting for an opponent that says hello 3 s late while
+    a slow series plays, spins only until its own hello."""
+    slow = bot_folder(tmp_path / "bots", "slow", SLOW)
+    hello_said = (
+        '    sys.stderr.write(f"hello {time.monotonic() - started}\\n")\n    sys.exit(Spinner'
+    )
+    spinner = bot_folder(
+        tmp_path / "bots", "spinner", SPINNER.replace("    sys.exit(Spinner", hello_said)
+    )
+    late = bot_folder(tmp_path / "bots", "late", LATE)
+    executor = LocalExecutor(1, prefetch=True)
+    playing = job_of(tmp_path, "m~a", slow, GREEDY)
+    waiting = job_of(tmp_path, "m~b", spinner, late)
+    results: dict[str, MatchOutcome | WorkerFailure] = {}
+
+    async def play(job: MatchJob) -> None:
+        results[job.match_id] = await executor.play(job)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, playing)
+            log = Path(playing.log)
+            while not log.exists() or not log.stat().st_size:  # its series has begun
+                await trio.sleep(0.01)
+            nursery.start_soon(play, waiting)
+        await executor.aclose()
+
+    trio.run(main)
+    assert isinstance(results["m~a"], MatchOutcome)
+    second = results["m~b"]
+    assert isinstance(second, MatchOutcome)
+    assert not second.summary.faults
+    said = (tmp_path / "m~b.jsonl.seat0.stderr").read_text().split()
+    hello, cpu, wall = float(said[1]), float(said[3]), float(said[5])
+    print(f"spinner: hello at {hello:.2f} s, cpu {cpu:.2f} s, wall {wall:.2f} s")
+    assert wall > 5.0  # it waited for the late bot, and for the slow series
+    # Frozen from its hello on, it spun until then (and for the hello itself); frozen only
+    # once both bots were in, it would have spun until the late bot's hello, 5 s after its start.
+    assert cpu < hello + 1.5

@@ -68,26 +68,37 @@ def run(arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor
     trio.run(runner.run, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
-def test_the_legs_of_a_pair_never_run_at_once_and_the_slots_stay_busy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sittings", [False, True])
+def test_the_legs_of_a_pair_never_run_at_once_and_the_slots_stay_busy(
+    tmp_path: Path, sittings: bool
+) -> None:
     arena, store, config = duplicate_league(tmp_path)
-    executor = fake_for()
+    executor = fake_for(sittings=sittings)
     run(arena, store, config, executor)
     assert overlaps(store, executor) == []
     assert executor.peak == 4
+    pairs = {m.match_id: duplicate_pair(m) for m in store.matches("dup")}
+    by_sitting: dict[str, list[str]] = {}
+    for job in executor.jobs:
+        if job.sitting:
+            by_sitting.setdefault(job.sitting, []).append(pairs[job.match_id])
+    assert all(len(legs) == len(set(legs)) for legs in by_sitting.values())
+    assert bool(by_sitting) == sittings
     assert store.counts("dup") == {"done": 40}
     assert len({duplicate_pair(m) for m in store.matches("dup")}) == 20
 
 
-def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sittings", [False, True])
+def test_a_resumed_league_keeps_the_legs_apart(tmp_path: Path, sittings: bool) -> None:
     arena, store, config = duplicate_league(tmp_path)
-    first = fake_for(lost_after=9)
+    first = fake_for(lost_after=9, sittings=sittings)
     with pytest.raises(ExecutorError):
         run(arena, store, config, first)
     done = store.counts("dup").get(MatchState.DONE, 0)
     assert 0 < done < 40
     for match in store.matches("dup", MatchState.PENDING)[:3]:
         assert store.claim(match.match_id)  # as a runner killed outright leaves them
-    second = fake_for()
+    second = fake_for(sittings=sittings)
     run(arena, store, config, second)
     assert overlaps(store, first) == overlaps(store, second) == []
     assert len(second.jobs) == 40 - done

@@ -150,7 +150,7 @@ def series_script(seed: int, request_ids: Iterable[int] | None = None) -> tuple[
 
     def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
         next(incoming)  # hello
-        yield from _one_series(seed, 0, "test", ids, incoming, log)
+        yield from _one_series(seed, 0, "test", ids, incoming, log=log)
         log.said_goodbye = True
         yield goodbye()
 
@@ -167,15 +167,19 @@ class SittingLog:
 
 
 def sitting_script(
-    seeds: Iterable[int], seats: Iterable[int] | None = None
+    seeds: Iterable[int],
+    seats: Iterable[int] | None = None,
+    rules: Iterable[RuleParams] | None = None,
 ) -> tuple[SittingLog, Script]:
     """A referee that plays a sitting: one series per seed on one stream (the bot in the seat
-    ``seats`` gives, by default seat 0 then 1 in turn), each opened by its own Welcome and
-    closed by its SeriesEnded, then one Goodbye. A bot whose hello does not set ``plays_on``
-    gets the first series only, then the Goodbye. Request ids go on increasing across series."""
+    ``seats`` gives, by default seat 0 then 1 in turn; under the rules ``rules`` gives, by
+    default the standard ones), each opened by its own Welcome and closed by its SeriesEnded,
+    then one Goodbye. A bot whose hello does not set ``plays_on`` gets the first series only,
+    then the Goodbye. Request ids go on increasing across series."""
     log = SittingLog()
     ids = itertools.count(1007, 7)
     chosen = list(seats) if seats is not None else None
+    chosen_rules = list(rules) if rules is not None else None
 
     def script(incoming: Iterator[pb.BotMessage]) -> Iterator[pb.RefereeMessage]:
         log.hello = next(incoming).hello
@@ -183,9 +187,12 @@ def sitting_script(
             if index > 0 and not log.hello.plays_on:
                 break
             seat = chosen[index] if chosen is not None else index % 2
+            params = chosen_rules[index] if chosen_rules is not None else RuleParams()
             series_log = SeriesLog()
             log.series.append(series_log)
-            yield from _one_series(seed, seat, f"test-{index}", ids, incoming, series_log)
+            yield from _one_series(
+                seed, seat, f"test-{index}", ids, incoming, log=series_log, params=params
+            )
         log.said_goodbye = True
         yield goodbye()
 
@@ -198,16 +205,19 @@ def _one_series(
     match_id: str,
     ids: Iterator[int],
     incoming: Iterator[pb.BotMessage],
+    *,
     log: SeriesLog,
+    params: RuleParams | None = None,
 ) -> Iterator[pb.RefereeMessage]:
-    """One series on the stream: the Welcome, the bot in ``bot_seat`` against a random policy,
-    its events, and the SeriesEnded."""
+    """One series on the stream under ``params`` (by default the standard rules): the Welcome,
+    the bot in ``bot_seat`` against a random policy, its events, and the SeriesEnded."""
     other = 1 - bot_seat
-    first = welcome(seat=bot_seat)
+    params = params or RuleParams()
+    first = welcome(seat=bot_seat, params=params)
     first.welcome.match_id = match_id
     first.welcome.bot_seed = seed + 1
     yield first
-    series = SeriesState(seed)
+    series = SeriesState(seed, params)
     opponent = RandomPolicy(seed)
     while series.result is None:
         seat = series.to_move
@@ -326,7 +336,8 @@ def assert_plays_a_scripted_sitting(
         assert referee.received
     assert code == 0, f"the {label} bot exited {code}:\n{err}"
     assert out == ""
-    assert log.hello is not None and log.hello.plays_on, f"the {label} bot does not play on"
+    assert log.hello is not None
+    assert log.hello.plays_on, f"the {label} bot does not play on"
     assert log.said_goodbye
     assert len(log.series) == series
     for played in log.series:

@@ -25,7 +25,12 @@ from referee.replay import verify_log
 from referee.sandbox import Sandbox
 from tests.fake_referee import (
     assert_plays_a_scripted_series,
+    assert_plays_a_scripted_sitting,
     run_bot_process,
+)
+from tests.sitting_checks import (
+    assert_refuses_a_request_for_another_seat,
+    assert_starts_each_series_afresh,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +70,21 @@ def test_go_bot_plays_a_whole_scripted_series(tmp_path: Path) -> None:
     manifest = load_manifest(BOT_DIR)
     identity = (manifest.name, manifest.version)
     assert_plays_a_scripted_series(tmp_path, run_go_bot, identity, BIG_IDS, "go")
+
+
+def test_go_bot_plays_a_sitting_of_three_series(tmp_path: Path) -> None:
+    binary()  # (seats 0, 1, 0; each series must finish with every id echoed)
+    assert_plays_a_scripted_sitting(tmp_path, run_go_bot, "go", series=3)
+
+
+def test_go_bot_starts_each_series_of_a_sitting_afresh(tmp_path: Path) -> None:
+    binary()
+    assert_starts_each_series_afresh(tmp_path, run_go_bot, "go")
+
+
+def test_go_bot_refuses_a_request_for_another_seat(tmp_path: Path) -> None:
+    binary()
+    assert_refuses_a_request_for_another_seat(tmp_path, run_go_bot)
 
 
 def test_go_bot_fails_loudly_without_the_environment() -> None:

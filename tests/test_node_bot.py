@@ -20,9 +20,14 @@ from referee.rules import SeriesState
 from tests.fake_referee import (
     FakeReferee,
     assert_plays_a_scripted_series,
+    assert_plays_a_scripted_sitting,
     request,
     run_bot_process,
     welcome,
+)
+from tests.sitting_checks import (
+    assert_refuses_a_request_for_another_seat,
+    assert_starts_each_series_afresh,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +65,30 @@ def test_node_bot_plays_a_whole_series(tmp_path: Path) -> None:
         (manifest["name"], manifest["version"]),
         BIG_IDS,
         "node",
+    )
+
+
+@pytest.mark.slow
+def test_node_bot_plays_a_sitting_of_three_series(tmp_path: Path) -> None:
+    node = node_or_skip()  # (seats 0, 1, 0; each series must finish with every id echoed)
+    assert_plays_a_scripted_sitting(
+        tmp_path, lambda environment: run_node_bot(node, environment), "node", series=3
+    )
+
+
+@pytest.mark.slow
+def test_node_bot_starts_each_series_of_a_sitting_afresh(tmp_path: Path) -> None:
+    node = node_or_skip()
+    assert_starts_each_series_afresh(
+        tmp_path, lambda environment: run_node_bot(node, environment), "node"
+    )
+
+
+@pytest.mark.slow
+def test_node_bot_refuses_a_request_for_another_seat(tmp_path: Path) -> None:
+    node = node_or_skip()
+    assert_refuses_a_request_for_another_seat(
+        tmp_path, lambda environment: run_node_bot(node, environment)
     )
 
 

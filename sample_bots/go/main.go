@@ -13,6 +13,12 @@
 // DecisionRequest with one of its legal actions (echoing request_id), and exits 0 on
 // Goodbye(SERIES_OVER). Any error is printed to stderr (with the request id) and exits 1.
 // Nothing is ever written to stdout.
+//
+// It plays on (Hello.plays_on): the referee may play several series in a row on this one stream,
+// each opened by its own Welcome. Everything the bot knows of a series (its seat, the knock limit)
+// is one value made afresh from each Welcome, so nothing of one series leaks into the next; it
+// has no random generator and remembers nothing of the opponent's cards, so there is nothing
+// else to reset. (A bot that draws at random seeds a new generator from each Welcome's bot_seed.)
 package main
 
 import (
@@ -189,8 +195,25 @@ func improves(hand []card, c card) bool {
 
 // --- decisions -----------------------------------------------------------------------------------
 
-// decide returns one of the request's legal actions.
-func decide(request *pb.DecisionRequest, knockLimit int) (*pb.Action, error) {
+// series is what the bot keeps of one series, made from the series' Welcome. A new Welcome (the
+// next series of a sitting) replaces it whole.
+type series struct {
+	seat       uint32
+	knockLimit int
+}
+
+func seriesOf(welcome *pb.Welcome) series {
+	knockLimit := defaultKnockLimit
+	if limit := welcome.GetRules().GetKnockLimit(); limit > 0 {
+		knockLimit = int(limit)
+	}
+	return series{seat: welcome.GetSeat(), knockLimit: knockLimit}
+}
+
+// decide returns one of the request's legal actions, for the series current. A request for
+// another seat than the Welcome's means the bot and the referee disagree on which series this is
+// (a Welcome missed or misread): the bot refuses it rather than play blind.
+func decide(request *pb.DecisionRequest, current series) (*pb.Action, error) {
 	legal := request.GetLegalActions()
 	if len(legal) == 0 {
 		return nil, errors.New("the request lists no legal actions")
@@ -199,6 +222,11 @@ func decide(request *pb.DecisionRequest, knockLimit int) (*pb.Action, error) {
 	if view == nil {
 		return nil, errors.New("the request has no observation")
 	}
+	if view.GetSeat() != current.seat {
+		return nil, fmt.Errorf("the request is for seat %d, but this series' welcome gave seat %d",
+			view.GetSeat(), current.seat)
+	}
+	knockLimit := current.knockLimit
 	hand, err := parseCards(view.GetHand())
 	if err != nil {
 		return nil, err
@@ -342,13 +370,18 @@ func main() {
 	if err != nil {
 		fail("cannot open the Play stream: %v", err)
 	}
-	hello := &pb.Hello{Token: token, Name: name, Version: version, ProtocolVersion: protocolVersion}
+	hello := &pb.Hello{
+		Token:           token,
+		Name:            name,
+		Version:         version,
+		ProtocolVersion: protocolVersion,
+		PlaysOn:         true,
+	}
 	if err := stream.Send(&pb.BotMessage{Kind: &pb.BotMessage_Hello{Hello: hello}}); err != nil {
 		fail("cannot send the hello: %v", err)
 	}
 
-	knockLimit := defaultKnockLimit
-	welcomed := false
+	var current *series // this series' record, from its Welcome
 	for {
 		message, err := stream.Recv()
 		if err == io.EOF {
@@ -359,16 +392,15 @@ func main() {
 		}
 		switch kind := message.GetKind().(type) {
 		case *pb.RefereeMessage_Welcome:
-			welcomed = true
-			if limit := kind.Welcome.GetRules().GetKnockLimit(); limit > 0 {
-				knockLimit = int(limit)
-			}
+			// The first series, or the next one of a sitting: start it afresh.
+			next := seriesOf(kind.Welcome)
+			current = &next
 		case *pb.RefereeMessage_Request:
 			requestID := kind.Request.GetRequestId()
-			if !welcomed {
+			if current == nil {
 				fail("error on request %d: the referee sent a decision request before the welcome", requestID)
 			}
-			chosen, err := decide(kind.Request, knockLimit)
+			chosen, err := decide(kind.Request, *current)
 			if err != nil {
 				fail("error on request %d: %v", requestID, err)
 			}

@@ -11,6 +11,12 @@
 // DecisionRequest with one of its legal actions (echoing request_id), and exits 0 on
 // Goodbye(SERIES_OVER). Any error is printed to stderr (with the request id) and exits 1.
 // Nothing is ever written to stdout.
+//
+// It plays on (Hello.plays_on): the referee may play several series in a row on this one stream,
+// each opened by its own Welcome. Everything the bot knows of a series (its seat, the knock limit)
+// is one record made afresh from each Welcome, so nothing of one series leaks into the next; it
+// has no random generator and remembers nothing of the opponent's cards, so there is nothing
+// else to reset. (A bot that draws at random seeds a new generator from each Welcome's bot_seed.)
 "use strict";
 
 const path = require("node:path");
@@ -150,12 +156,34 @@ function legalOf(legal, choice) {
   return legal.filter((action) => action.choice === choice);
 }
 
-/** One of `request.legal_actions`, as {choice, body}. */
-function decide(request, knockLimit) {
+/**
+ * What the bot keeps of one series, made from the series' Welcome: its seat and knock limit. A
+ * new Welcome (the next series of a sitting) replaces it whole.
+ */
+function seriesOf(welcome) {
+  const rules = welcome.rules;
+  return {
+    seat: welcome.seat,
+    knockLimit: rules && rules.knock_limit > 0 ? rules.knock_limit : DEFAULT_KNOCK_LIMIT,
+  };
+}
+
+/**
+ * One of `request.legal_actions`, as {choice, body}, for the series `series` (from seriesOf).
+ * A request for another seat than the Welcome's means the bot and the referee disagree on which
+ * series this is (a Welcome missed or misread): the bot refuses it rather than play blind.
+ */
+function decide(request, series) {
   const legal = request.legal_actions || [];
   if (legal.length === 0) throw new Error("the request lists no legal actions");
   const view = request.observation;
   if (!view) throw new Error("the request has no observation");
+  if (view.seat !== series.seat) {
+    throw new Error(
+      `the request is for seat ${view.seat}, but this series' welcome gave seat ${series.seat}`,
+    );
+  }
+  const knockLimit = series.knockLimit;
   const hand = view.hand.map(parseCard);
   const pile = view.discard_pile.map(parseCard);
   const top = pile.length > 0 ? pile[pile.length - 1] : null;
@@ -251,8 +279,7 @@ function main() {
     "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
   });
   const call = client.Play();
-  let knockLimit = DEFAULT_KNOCK_LIMIT;
-  let welcomed = false;
+  let series = null; // this series' record (seriesOf), from its Welcome
   let finished = false;
 
   const leave = (code) => {
@@ -263,15 +290,16 @@ function main() {
   call.on("data", (message) => {
     const kind = message.kind;
     if (kind === "welcome") {
-      welcomed = true;
-      const rules = message.welcome.rules;
-      if (rules && rules.knock_limit > 0) knockLimit = rules.knock_limit;
+      // The first series, or the next one of a sitting: start it afresh.
+      series = seriesOf(message.welcome);
     } else if (kind === "request") {
       const request = message.request;
       const requestId = request.request_id;
       try {
-        if (!welcomed) throw new Error("the referee sent a decision request before the welcome");
-        call.write(answer(requestId, decide(request, knockLimit)));
+        if (series === null) {
+          throw new Error("the referee sent a decision request before the welcome");
+        }
+        call.write(answer(requestId, decide(request, series)));
       } catch (error) {
         fail(`error on request ${requestId}: ${error && error.stack ? error.stack : error}`);
       }
@@ -296,7 +324,13 @@ function main() {
   });
 
   call.write({
-    hello: { token, name: NAME, version: VERSION, protocol_version: PROTOCOL_VERSION },
+    hello: {
+      token,
+      name: NAME,
+      version: VERSION,
+      protocol_version: PROTOCOL_VERSION,
+      plays_on: true,
+    },
   });
 }
 
@@ -304,4 +338,4 @@ if (require.main === module) {
   main();
 }
 
-module.exports = { parseCard, minDeadwood, bestThrow, improves, decide, answer };
+module.exports = { parseCard, minDeadwood, bestThrow, improves, seriesOf, decide, answer };

@@ -16,6 +16,7 @@ Validation reports every problem at once, one plain sentence each, and never a t
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import os
 import re
@@ -24,7 +25,7 @@ import shutil
 import stat
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Final
@@ -195,58 +196,197 @@ ALWAYS_IGNORED: Final = (
 )
 """Never part of a bot: caches (the template's tests leave one), version control, an arena home
 made inside the folder."""
+MAX_IGNORE_BYTES: Final = 4 * MIB
+MAX_IGNORE_LINES: Final = 100_000
+MAX_IGNORE_GLOBS: Final = 200
+"""The most lines of ``.ginignore`` with a wildcard other than one run of ``*`` at its start or
+its end: a plain name or path, ``*.log`` and ``build*`` are looked up in a set or a sorted list,
+whatever their number; each other glob is tried on every name and path of the folder."""
+_WILDCARDS: Final = frozenset("*?[")
 
 
-def ignore_rule(folder: Path) -> Callable[[PurePath], bool]:
+def _prefix_free(texts: Iterable[str]) -> tuple[str, ...]:
+    """The texts, sorted, without those that start with another one (which says it all).
+
+    >>> _prefix_free(["ab", "a", "b", "abc", "ba"])
+    ('a', 'b')
+    """
+    kept: list[str] = []
+    for text in sorted(set(texts)):
+        if not kept or not text.startswith(kept[-1]):
+            kept.append(text)
+    return tuple(kept)
+
+
+def _starts_with_one(prefixes: tuple[str, ...], text: str) -> bool:
+    """Whether ``text`` starts with one of the sorted, prefix-free ``prefixes``: only the last
+    one not after ``text`` can (one before it that ``text`` starts with would be its prefix)."""
+    index = bisect.bisect_right(prefixes, text)
+    return index > 0 and text.startswith(prefixes[index - 1])
+
+
+def _plain(text: str) -> bool:
+    return not _WILDCARDS.intersection(text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Globs:
+    """One kind of ``.ginignore`` glob (names, or paths from the folder), compiled: each check
+    costs a set lookup, two binary searches and one regular expression of the few real globs,
+    however many lines the file has. ``fnmatch.fnmatchcase`` semantics, exactly."""
+
+    exact: frozenset[str]
+    """Globs without a wildcard: the text itself."""
+    prefixes: tuple[str, ...]
+    """``P*``: what the text starts with (sorted, prefix-free)."""
+    suffixes: tuple[str, ...]
+    """``*S``: what the text ends with, reversed (sorted, prefix-free)."""
+    others: re.Pattern[str] | None
+    """The rest, as one alternation of ``fnmatch.translate``'s expressions."""
+
+    @classmethod
+    def compile(cls, globs: Iterable[str]) -> _Globs:
+        exact: set[str] = set()
+        prefixes: set[str] = set()
+        suffixes: set[str] = set()
+        others: dict[str, None] = {}
+        for glob in globs:
+            core = glob.strip("*")
+            if _plain(glob):
+                exact.add(glob)
+            elif not _plain(core):
+                others[glob] = None
+            elif not glob.startswith("*"):
+                prefixes.add(core)
+            elif not glob.endswith("*") or not core:
+                suffixes.add(core[::-1])  # ``*`` alone ends with "": everything
+            else:
+                others[glob] = None  # ``*text*``
+        pattern = "|".join(fnmatch.translate(glob) for glob in others)
+        return cls(
+            frozenset(exact),
+            _prefix_free(prefixes),
+            _prefix_free(suffixes),
+            re.compile(pattern) if pattern else None,
+        )
+
+    def match(self, text: str) -> bool:
+        """Whether one of the globs matches the whole of ``text``."""
+        return (
+            text in self.exact
+            or _starts_with_one(self.prefixes, text)
+            or _starts_with_one(self.suffixes, text[::-1])
+            or (self.others is not None and self.others.match(text) is not None)
+        )
+
+
+def _real_glob(glob: str) -> bool:
+    """Whether a glob goes to the few tried one by one (see ``MAX_IGNORE_GLOBS``)."""
+    core = glob.strip("*")
+    return not _plain(core) or (glob.startswith("*") and glob.endswith("*") and bool(core))
+
+
+def _ignore_globs(text: str) -> list[str]:
+    """The globs of a ``.ginignore``'s text: one a line, stripped, ``#`` lines and blank ones
+    left out, a trailing ``/`` dropped."""
+    globs = []
+    for line in text.splitlines():
+        glob = line.strip().rstrip("/")
+        if glob and not glob.startswith("#"):
+            globs.append(glob)
+    return globs
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreRule:
+    """What a bot folder leaves out (see :func:`ignore_rule`), compiled once: a check is linear
+    in the path, not in the number of globs."""
+
+    names: _Globs
+    """Globs without ``/``: they match a name at any depth."""
+    paths: _Globs
+    """Globs with ``/`` (a leading one dropped): they match a path from the folder."""
+
+    @classmethod
+    def from_text(cls, text: str) -> IgnoreRule:
+        """The rule of a ``.ginignore`` holding ``text``, with :data:`ALWAYS_IGNORED`."""
+        globs = [*ALWAYS_IGNORED, *_ignore_globs(text)]
+        return cls(
+            _Globs.compile(glob for glob in globs if "/" not in glob),
+            _Globs.compile(glob.lstrip("/") for glob in globs if "/" in glob),
+        )
+
+    def __call__(self, relative: PurePath) -> bool:
+        """Whether ``relative`` is left out: one of its names, or it or a folder above it."""
+        parts = relative.parts
+        if any(self.names.match(part) for part in parts):
+            return True
+        return any(self.paths.match("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+
+    def leaves_out(self, relative: PurePath) -> bool:
+        """``self(relative)`` for an entry whose folder is not left out (a walk that skips what
+        is left out, and all below it, asks this): its own name and whole path only."""
+        parts = relative.parts
+        return bool(parts) and (self.names.match(parts[-1]) or self.paths.match("/".join(parts)))
+
+
+def _read_ignores(folder: Path) -> tuple[str, str | None]:
+    """The text of the folder's ``.ginignore`` ("" if there is none) and why it cannot be used,
+    if it cannot: unreadable, not UTF-8, or over a bound (it is read no further than that)."""
+    try:
+        with (folder / IGNORE_FILE).open("rb") as handle:
+            data = handle.read(MAX_IGNORE_BYTES + 1)
+    except FileNotFoundError:
+        return "", None
+    except OSError as error:
+        return "", f"cannot read {IGNORE_FILE}: {error.strerror}"
+    if len(data) > MAX_IGNORE_BYTES:
+        return "", f"{IGNORE_FILE} is over {MAX_IGNORE_BYTES // MIB} MiB, the limit"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "", f"cannot read {IGNORE_FILE}: it is not UTF-8 text"
+    lines = text.splitlines()
+    if len(lines) > MAX_IGNORE_LINES:
+        return "", f"{IGNORE_FILE} has over {MAX_IGNORE_LINES} lines, the limit"
+    globs = sum(_real_glob(glob.lstrip("/")) for glob in _ignore_globs(text))
+    if globs > MAX_IGNORE_GLOBS:
+        return "", (
+            f"{IGNORE_FILE} has {globs} globs with wildcards other than a leading or trailing "
+            f"'*' (such as 'test_*.py' or '*.py[co]'), over {MAX_IGNORE_GLOBS}, the limit"
+        )
+    return text, None
+
+
+def ignore_rule(folder: Path) -> IgnoreRule:
     """Whether a path (relative to ``folder``) is left out of the bot: caches, version control and
     what the folder's ``.ginignore`` names (one glob a line, ``#`` comments; a glob without ``/``
     matches a name at any depth, one with ``/`` a path from the folder; a trailing ``/`` is
     ignored). Left-out files are not hashed, copied, packed or counted: the bot does not have
-    them. An unreadable ``.ginignore`` counts as empty (the check reports it).
+    them. A ``.ginignore`` that cannot be used (unreadable, or over a bound of
+    :data:`MAX_IGNORE_BYTES`, :data:`MAX_IGNORE_LINES` and :data:`MAX_IGNORE_GLOBS`) counts as
+    empty: the check refuses the folder.
 
     >>> rule = ignore_rule(Path("/nonexistent"))
     >>> rule(PurePath("src/__pycache__/x.pyc")), rule(PurePath("src/x.py"))
     (True, False)
     """
-    globs: list[str] = list(ALWAYS_IGNORED)
-    try:
-        text = (folder / IGNORE_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    for line in text.splitlines():
-        glob = line.strip().rstrip("/")
-        if glob and not glob.startswith("#"):
-            globs.append(glob)
-
-    def ignored(relative: PurePath) -> bool:
-        parts = relative.parts
-        for glob in globs:
-            if "/" in glob:
-                if any(fnmatch.fnmatchcase("/".join(parts[:n]), glob.lstrip("/"))
-                       for n in range(1, len(parts) + 1)):  # fmt: skip
-                    return True
-            elif any(fnmatch.fnmatchcase(part, glob) for part in parts):
-                return True
-        return False
-
-    return ignored
+    return IgnoreRule.from_text(_read_ignores(folder)[0])
 
 
 def _check_ignores(folder: Path, command: tuple[str, ...], problems: list[str]) -> None:
-    """``.ginignore`` holds plain globs only, and leaves out nothing the bot starts from."""
-    try:
-        text = (folder / IGNORE_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as error:
-        problems.append(f"cannot read {IGNORE_FILE}: {error}")
+    """``.ginignore`` is within its bounds, holds plain globs only, and leaves out nothing the
+    bot starts from."""
+    text, problem = _read_ignores(folder)
+    if problem is not None:
+        problems.append(problem)
         return
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip().startswith("!") or "**" in line:
             problems.append(
                 f"{IGNORE_FILE} line {number}: plain globs only ('!' and '**' are not supported)"
             )
-    ignored = ignore_rule(folder)
+    ignored = IgnoreRule.from_text(text)
     started = [MANIFEST, *(part for part in command if _is_file(folder / part))]
     for name in started:
         relative = PurePath(os.path.normpath(name))
@@ -341,20 +481,20 @@ def folder_entries(folder: Path) -> Iterator[FolderEntry]:
 
 
 def _walk(
-    descriptor: int, folder: Path, relative: PurePath, ignored: Callable[[PurePath], bool]
+    descriptor: int, folder: Path, relative: PurePath, rule: IgnoreRule
 ) -> Iterator[FolderEntry]:
     with os.scandir(descriptor) as listing:
         entries = sorted(listing, key=lambda entry: entry.name)
     for entry in entries:
         inside = relative / entry.name
-        if ignored(inside):
+        if rule.leaves_out(inside):  # what is below a left-out folder is never listed
             continue
         info = entry.stat(follow_symlinks=False)
         yield FolderEntry(folder / inside, info, descriptor, entry.name)
         if stat.S_ISDIR(info.st_mode):
             child = os.open(entry.name, _FOLDER_FLAGS, dir_fd=descriptor)
             try:
-                yield from _walk(child, folder, inside, ignored)
+                yield from _walk(child, folder, inside, rule)
             finally:
                 os.close(child)
 

@@ -77,6 +77,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "MANIFEST",
         "MAX_FILES",
         "MAX_FOLDER_BYTES",
+        "MAX_IGNORE_BYTES",
+        "MAX_IGNORE_GLOBS",
+        "MAX_IGNORE_LINES",
         "MAX_MANIFEST_BYTES",
         "MIB",
         "NAME_PATTERN",
@@ -86,6 +89,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "SYSTEM_PATHS",
         "VERSION_PATTERN",
         "FolderEntry",
+        "IgnoreRule",
         "Manifest",
         "ManifestError",
         "folder_entries",
@@ -387,6 +391,7 @@ TESTED: dict[str, tuple[str, ...]] = {
     "tests.test_cards": ("referee.rules",),
     "tests.test_cluster": ("tournaments.executors",),
     "tests.test_cpu_cap": ("referee.sandbox",),
+    "tests.test_ginignore": ("referee.sandbox",),  # the jail's copy of a folder
     "tests.test_guide": ("referee.sandbox",),  # the guide's figures against the sandbox's own
     "tests.test_layoffs": ("referee.rules",),
     "tests.test_match": ("referee",),
@@ -395,6 +400,7 @@ TESTED: dict[str, tuple[str, ...]] = {
     "tests.test_protocol": ("protocol",),
     "tests.test_rules_tables": ("referee.rules",),
     "tests.test_sandbox": ("referee.sandbox",),
+    "tests.test_sandbox_view": ("referee.sandbox",),
     "tests.test_sdk_decode": ("protocol",),  # its caches made tiny, to be cleared all the time
 }
 """The packages each test module may reach into (private names, modules of a sealed package)."""

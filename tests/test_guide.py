@@ -27,7 +27,15 @@ import pytest
 import trio
 
 from protocol import hollywood_gin_pb2 as pb
-from protocol.manifest import MAX_FILES, MAX_FOLDER_BYTES, SYSTEM_PATHS, load_manifest
+from protocol.manifest import (
+    MAX_FILES,
+    MAX_FOLDER_BYTES,
+    MAX_IGNORE_BYTES,
+    MAX_IGNORE_GLOBS,
+    MAX_IGNORE_LINES,
+    SYSTEM_PATHS,
+    load_manifest,
+)
 from referee.bridge import ARRIVALS_CAP, MAX_MESSAGE_BYTES, TRANSPORT_LIMIT_BYTES
 from referee.control import FaultPolicy, TimeControl
 from referee.local import remote_seat
@@ -39,6 +47,7 @@ from referee.sandbox._mounts import (
     ETC_FILES,
     INSIDE_CODE,
     INSIDE_RUN,
+    MASKED_PROC,
     NAMESPACE_FLAGS,
     PROJECT_PACKAGES,
     ROOT_LINKS,
@@ -375,3 +384,19 @@ def test_python_in_bot_toml_is_the_referees_interpreter_with_the_guides_versions
     runtime = table("### The runtime")
     assert seen["grpcio"] == runtime["grpcio"][0]
     assert seen["protobuf"] == runtime["protobuf"][0]
+
+
+def test_the_guide_gives_the_ginignore_bounds_of_the_code() -> None:
+    text = " ".join(section("## The bot folder").split())
+    bounds = (
+        f"at most {MAX_IGNORE_LINES} lines and {size(MAX_IGNORE_BYTES)}, and at most "
+        f"{MAX_IGNORE_GLOBS} of its globs"
+    )
+    assert bounds in text
+
+
+def test_the_guide_names_each_machine_counter_the_jail_covers() -> None:
+    seen = " ".join(section("### What the bot sees").split())
+    assert [name for name in MASKED_PROC if f"`/proc/{name}`" not in seen] == []
+    assert "a read-only `/dev`" in seen
+    assert "a private `/dev/shm`" in seen

@@ -40,6 +40,9 @@ class SandboxLimits:
     """File descriptors per process (``RLIMIT_NOFILE``)."""
     tmpfs_mb: int = 64
     """Size of the bot's private ``/tmp``."""
+    shm_mb: int = 16
+    """Size of the bot's private ``/dev/shm`` (POSIX shared memory and semaphores: Python's
+    ``multiprocessing`` locks and queues need it); the rest of ``/dev`` is read-only."""
     cpus: float = 1.0
     """CPU cap of the bot's cgroup, in CPUs, all its processes together (``cpu.max``, or the
     CFS quota on cgroup v1): a bot that spins while its opponent thinks slows only itself."""

@@ -48,6 +48,7 @@ from referee.sandbox._mounts import (
     INSIDE_CODE,
     INSIDE_RUN,
     bwrap_argv,
+    proc_views,
     program_dirs,
     project_bytecode,
     reachable,
@@ -118,11 +119,13 @@ def _skip_special(folder: str, names: list[str]) -> set[str]:
 
 def _code_filter(source: Path) -> Callable[[str, list[str]], set[str]]:
     """copytree filter: :func:`_skip_special`, and what is not part of the bot (``.ginignore``)."""
-    ignored = ignore_rule(source)
+    rule = ignore_rule(source)
 
     def skip(folder: str, names: list[str]) -> set[str]:
-        here = Path(folder).relative_to(source)
-        return _skip_special(folder, names) | {name for name in names if ignored(here / name)}
+        here = Path(folder).relative_to(source)  # never a left-out one: copytree skipped it
+        return _skip_special(folder, names) | {
+            name for name in names if rule.leaves_out(here / name)
+        }
 
     return skip
 
@@ -247,6 +250,7 @@ class Sandbox:
             code = self._place_code(source, jail_dir, lease)
             run_dir = jail_dir / "run"
             run_dir.mkdir(mode=0o711 if lease else 0o700)
+            views = self._write_proc_views(jail_dir, lease) if self.has(Layer.BWRAP) else {}
             return BotJail(
                 self,
                 label=label,
@@ -257,6 +261,7 @@ class Sandbox:
                 lease=lease,
                 cgroup=cgroup,
                 owner_fd=owner_fd,
+                proc_views=views,
             )
         except BaseException:
             if cgroup is not None:
@@ -266,6 +271,23 @@ class Sandbox:
             if lease is not None:
                 lease.release()
             raise
+
+    def _write_proc_views(self, jail_dir: Path, lease: UserLease | None) -> dict[str, Path]:
+        """The jail's files to cover ``/proc``'s machine-wide ones with (``proc_views``), owned
+        by the referee and readable by the bot's group only: inside name -> file."""
+        folder = jail_dir / "proc"
+        folder.mkdir(mode=0o750 if lease else 0o700)
+        written: dict[str, Path] = {}
+        for name, text in proc_views(self.limits).items():
+            path = folder / name.replace("/", "-")
+            path.write_text(text, encoding="ascii")
+            os.chmod(path, 0o640 if lease else 0o600)
+            if lease is not None:
+                os.chown(path, 0, lease.gid)
+            written[name] = path
+        if lease is not None:
+            os.chown(folder, 0, lease.gid)
+        return written
 
     def _make_cgroup(self, label: str) -> BotCgroup | None:
         plan = find_plan()
@@ -296,8 +318,11 @@ class BotJail:
         lease: UserLease | None,
         cgroup: BotCgroup | None,
         owner_fd: int | None = None,
+        proc_views: dict[str, Path] | None = None,
     ) -> None:
         self.sandbox = sandbox
+        self.proc_views = dict(proc_views or {})
+        """Inside ``/proc`` name -> the jail's file bound over it (``_write_proc_views``)."""
         self._owner_fd = owner_fd
         self.label = label
         self.jail_dir = jail_dir
@@ -388,8 +413,9 @@ class BotJail:
         stage: list[tuple[Path, Path]] = []
         if self.bwrap:
             binds = self._binds(program[0], stage)
-            tmpfs = self.sandbox.limits.tmpfs_mb * MIB
-            jail = bwrap_argv(tool("bwrap") or "bwrap", binds, tmpfs, seccomp_fd)
+            limits = self.sandbox.limits
+            tmpfs, shm = limits.tmpfs_mb * MIB, limits.shm_mb * MIB
+            jail = bwrap_argv(tool("bwrap") or "bwrap", binds, tmpfs, seccomp_fd, shm)
             middle = [*self._prlimit(), *self._setpriv(), *jail]
         else:  # no bwrap: the filter goes in through a launcher, before the uid drop
             launcher = (
@@ -399,22 +425,30 @@ class BotJail:
         return [*self._root_prelude(stage), *middle, *program]
 
     def _binds(self, program: str, stage: list[tuple[Path, Path]]) -> list[tuple[Path, str]]:
-        """(source, destination) of every read-only bind; hidden sources go through staging."""
+        """(source, destination) of every read-only bind; hidden sources go through staging
+        (folders only: the views of ``/proc`` are bound from their folder, staged or not)."""
         runtime = list(runtime_dirs())
         if not Path(program).is_relative_to(INSIDE_CODE):  # the bot's own program is in /bot
             visible = [Path("/usr"), *runtime, self.source_dir, self.code_dir]
             runtime += program_dirs(program, visible)
         wanted = [(path, str(path)) for path in runtime]
         wanted += [(self.code_dir, INSIDE_CODE), (self.run_dir, INSIDE_RUN)]
-        binds: list[tuple[Path, str]] = []
-        for source, destination in wanted:
-            if self.lease and not reachable(source, self.lease.uid, self.lease.gid):
-                point = staging_point(self.stage_dir, source)
-                stage.append((source, point))
-                binds.append((point, destination))
-            else:
-                binds.append((source, destination))
+        binds = [(self._visible(source, stage), destination) for source, destination in wanted]
+        if self.proc_views:
+            views = self._visible(next(iter(self.proc_views.values())).parent, stage)
+            binds += [
+                (views / path.name, f"/proc/{name}") for name, path in self.proc_views.items()
+            ]
         return binds
+
+    def _visible(self, source: Path, stage: list[tuple[Path, Path]]) -> Path:
+        """Where bwrap, as the bot's uid, finds the folder ``source``: itself, or its staging
+        point if the bot may not walk down to it (noted in ``stage``)."""
+        if self.lease and not reachable(source, self.lease.uid, self.lease.gid):
+            point = staging_point(self.stage_dir, source)
+            stage.append((source, point))
+            return point
+        return source
 
     def _root_prelude(self, stage: list[tuple[Path, Path]]) -> list[str]:
         """The root-run head of the chain: join the cgroup, stage hidden folders, then exec."""

@@ -4,7 +4,10 @@ Inside: ``/usr`` (and the usual ``/bin``, ``/lib``... links) read-only, a few fi
 the referee's Python runtime and the project's own packages read-only at their host paths (so
 ``python bot.py`` with the SDK works), the bot's code read-only at ``/bot``, its run folder
 read-only at ``/run/bot`` (the referee's socket is in it: connecting needs no write access to
-the mount), a fresh ``/proc`` and ``/dev``, and a small tmpfs ``/tmp``. Nothing else of the host.
+the mount), a fresh ``/proc`` and a read-only ``/dev`` (its device nodes only), a small tmpfs
+``/tmp`` and a smaller ``/dev/shm``. Nothing else of the host. The machine-wide counters of
+``/proc`` (CPU, load, memory, pressure...) would show the referee's and the other bot's activity:
+each is covered by a file of the jail's own, idle, figures (:func:`proc_views`).
 
 bwrap runs as the bot's uid, so it can only bind what that uid can reach. A source behind a
 directory the bot may not traverse (a runtime under ``/root``, say) is first bind-mounted, by
@@ -16,13 +19,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import math
 import os
 import py_compile
 import stat
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
+
+from referee.sandbox._base import SandboxLimits
 
 INSIDE_CODE: Final = "/bot"
 INSIDE_RUN: Final = "/run/bot"
@@ -34,6 +41,61 @@ NAMESPACE_FLAGS: Final = (
     "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
     "--cap-drop", "ALL", "--hostname", "gin-bot",
 )  # fmt: skip
+
+
+SHM: Final = "/dev/shm"
+MASKED_PROC: Final = (
+    "stat", "loadavg", "meminfo", "uptime", "pressure/cpu", "pressure/io", "pressure/memory",
+    "pressure/irq", "vmstat", "schedstat", "interrupts", "softirqs", "diskstats",
+)  # fmt: skip
+"""Files of ``/proc`` that count for the whole machine, each covered by a file of the jail's own
+(those the machine has): the four a runtime sizes itself by get the jail's figures, the others
+are empty."""
+_PRESSURE: Final = (
+    "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+)
+
+
+def _idle_stat(cpus: int) -> str:
+    """``/proc/stat`` of an idle machine of ``cpus`` CPUs (glibc counts its ``cpuN`` lines for
+    ``sysconf(_SC_NPROCESSORS_ONLN)`` when there is no ``/sys``: Python's ``os.cpu_count()``)."""
+    zeros = " ".join(["0"] * 10)
+    lines = [f"cpu  {zeros}", *(f"cpu{index} {zeros}" for index in range(cpus))]
+    lines += ["intr 0", "ctxt 0", f"btime {_boot_time()}", "processes 0"]
+    lines += ["procs_running 1", "procs_blocked 0", "softirq " + " ".join(["0"] * 11)]
+    return "\n".join(lines) + "\n"
+
+
+def _boot_time() -> int:
+    """When the machine booted (a constant: the one figure of ``/proc/stat`` kept)."""
+    return int(time.time() - time.clock_gettime(time.CLOCK_BOOTTIME))
+
+
+def _meminfo(memory_mb: int) -> str:
+    """``/proc/meminfo`` of a machine with the jail's memory cap, all of it free, no swap."""
+    kib = memory_mb * 1024
+    figures = {"MemTotal": kib, "MemFree": kib, "MemAvailable": kib, "Buffers": 0, "Cached": 0}
+    figures |= {"SwapCached": 0, "Active": 0, "Inactive": 0, "SwapTotal": 0, "SwapFree": 0}
+    figures |= {"Shmem": 0, "CommitLimit": kib, "Committed_AS": 0}
+    return "".join(f"{name + ':':<16}{value:>8} kB\n" for name, value in figures.items())
+
+
+def proc_views(limits: SandboxLimits) -> dict[str, str]:
+    """What the bot reads in each of :data:`MASKED_PROC` that this machine has: the jail's own
+    CPUs (its ``cpus`` cap, rounded up) and memory cap, an idle load, no pressure, and nothing
+    of the machine's counters. Static: a bot learns its own use from ``/proc/self``."""
+    views = {
+        "stat": _idle_stat(max(1, math.ceil(limits.cpus))),
+        "loadavg": "0.00 0.00 0.00 1/1 1\n",
+        "meminfo": _meminfo(limits.memory_mb),
+        "uptime": f"{time.clock_gettime(time.CLOCK_BOOTTIME):.2f} 0.00\n",
+    }
+    return {
+        name: views.get(name, _PRESSURE if name.startswith("pressure/") else "")
+        for name in MASKED_PROC
+        if os.path.isfile(f"/proc/{name}")
+    }
 
 
 def _within(path: Path, roots: Iterable[Path]) -> bool:
@@ -184,17 +246,20 @@ def bwrap_argv(
     binds: Iterable[tuple[Path, str]],
     tmpfs_bytes: int,
     seccomp_fd: int | None,
+    shm_bytes: int,
 ) -> list[str]:
     """The bwrap command up to and including ``--``: namespaces, the view, the filter.
 
     ``binds`` are (host source, inside destination) pairs, all read-only; the ones for the code
-    and run folders are among them. Mount order matters: ``/tmp`` comes before any bind, in
-    case a runtime lives below ``/tmp``.
+    and run folders, and the jail's views of ``/proc``'s machine-wide files, are among them.
+    Mount order matters: ``/dev`` is made read-only once its ``shm`` is mounted (a remount is
+    not recursive), and ``/tmp`` comes before any bind, in case a runtime lives below ``/tmp``.
     """
     argv = [bwrap, *NAMESPACE_FLAGS, "--ro-bind", "/usr", "/usr", *_root_links()]
     for name in ETC_FILES:
         argv += ["--ro-bind-try", name, name]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmpfs_bytes), "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(shm_bytes), "--tmpfs", SHM]
+    argv += ["--remount-ro", "/dev", "--size", str(tmpfs_bytes), "--tmpfs", "/tmp"]
     for source, destination in binds:
         argv += ["--ro-bind", str(source), destination]
     if seccomp_fd is not None:

@@ -264,6 +264,8 @@ class Match:
         budget = self.config.time_control.startup_ms / 1000
         started = trio.current_time()
         try:
+            await self.seats[index].prepare()  # its jail: not the bot's time
+            started = trio.current_time()
             with trio.fail_after(budget):
                 self.identities[index] = await self.seats[index].connect(index)
             if hold:

@@ -224,10 +224,9 @@ class RemoteSeat:
         if self.resting:
             return self._take_up(seat)
         self.seat = seat
+        await self.prepare()
+        assert self.jail is not None
         try:
-            # In threads: making a jail copies the bot's code (up to the registry's limits), and
-            # this loop may be playing another match's series meanwhile (a worker's next match).
-            self.jail = await trio.to_thread.run_sync(self.jails, self.label, self.manifest.folder)
             self.channel = SeatChannel(self.jail.run_dir / SOCKET_NAME)  # in trio: its token
             await trio.to_thread.run_sync(self._launch)
         except (OSError, RuntimeError, ValueError) as error:
@@ -246,6 +245,24 @@ class RemoteSeat:
         self._close_the_door()
         self.identity = identity
         return identity
+
+    async def prepare(self) -> None:
+        """Make the bot's jail (once; nothing for a resting bot): the match does it before the
+        start-up budget runs, which is the bot's own, from its process start to its hello.
+
+        Raises:
+            StartupFailure: the jail could not be made.
+        """
+        if self.jail is not None:
+            return
+        try:
+            # In a thread: making a jail copies the bot's code (up to the registry's limits),
+            # and this loop may be playing another match's series meanwhile.
+            self.jail = await trio.to_thread.run_sync(self.jails, self.label, self.manifest.folder)
+        except (OSError, RuntimeError, ValueError) as error:
+            raise StartupFailure(
+                f"could not start the bot: {error}", seat=self.seat, evidence=self.diagnostics()
+            ) from None
 
     def can_play_on(self) -> bool:
         """Whether the bot may play another series of its sitting: it said it can, it is in,
@@ -463,6 +480,8 @@ class RemoteSeat:
             self.spent = True
         if item.arrival is Arrival.SECOND_STREAM:
             return BotProtocolError("opened a second stream", evidence=self.diagnostics())
+        if item.arrival is Arrival.ABUSE:
+            return BotProtocolError(f"abused its connection: {item.detail}")
         if item.arrival is Arrival.UNKNOWN_METHOD:
             return BotProtocolError(self._describe(item))
         if item.arrival is Arrival.OVERSIZED:

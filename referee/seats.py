@@ -124,6 +124,15 @@ SeatEvent = OpponentActed | HandStarted | HandEnded | SeriesEnded | FaultNoticed
 class Seat(Protocol):
     """How the match asks a player."""
 
+    async def prepare(self) -> None:
+        """Make what the player needs before it starts (a bot's jail), outside its start-up
+        budget.
+
+        Raises:
+            StartupFailure: it could not be made.
+        """
+        ...
+
     async def connect(self, seat: int) -> BotIdentity:
         """Get the player ready (start the bot, take its hello).
 
@@ -171,6 +180,9 @@ class InProcessSeat:
         self.identity = BotIdentity(name, version)
         self.events: list[SeatEvent] = []
         self.closed = False
+
+    async def prepare(self) -> None:
+        """Nothing to make."""
 
     async def connect(self, seat: int) -> BotIdentity:  # noqa: ARG002 - same shape as remote
         return self.identity

@@ -255,20 +255,27 @@ class Worker:
             BotCodeMismatchError: a fresh bot's folder no longer hashes to its registry hash.
         """
         found: list[RemoteSeat | None] = [None, None]
+        refused: list[Exception] = []  # raised as it is, not in a group: the job's failure
 
         async def take(index: int) -> None:
-            seat = await self._take_up(job, index, prior)
-            if seat is None:  # in a thread: reading and hashing a big bot folder takes a
-                # while, and the series this worker may be playing meanwhile must not wait
-                label = f"{job.match_id}-{index}"
-                seat = await trio.to_thread.run_sync(_seat, job.bots[index], sandbox, label)
-                _check_hash(seat, job.hashes[index])
+            try:
+                seat = await self._take_up(job, index, prior)
+                if seat is None:  # in a thread: reading and hashing a big bot folder takes a
+                    # while, and the series this worker may be playing meanwhile must not wait
+                    label = f"{job.match_id}-{index}"
+                    seat = await trio.to_thread.run_sync(_seat, job.bots[index], sandbox, label)
+                    _check_hash(seat, job.hashes[index])
+            except Exception as error:  # a folder gone, a code changed: this job's alone
+                refused.append(error)
+                return
             found[index] = seat
 
         try:
             async with trio.open_nursery() as nursery:  # a fresh bot need not wait for the other
                 for index in (0, 1):
                     nursery.start_soon(take, index)
+            if refused:
+                raise refused[0]
         except BaseException:
             for seat in found:
                 if seat is not None and seat.resting:

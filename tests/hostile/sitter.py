@@ -39,11 +39,13 @@ class Memory:
 
 
 def remembered() -> set[str]:
-    """The signatures of an earlier process of this bot, if its file survived."""
+    """The signatures an earlier process of this bot left in its file, if the file survived
+    (entries are ``process:signature``)."""
     try:
-        return set(MEMORY.read_text().split())
+        entries = MEMORY.read_text().split()
     except OSError:
         return set()
+    return {entry.partition(":")[2] for entry in entries if not entry.startswith(f"{PROCESS}:")}
 
 
 def upcard(view: Observation) -> str:
@@ -79,7 +81,8 @@ def note(view: Observation) -> None:
     )
     Memory.seen.add(signature)
     try:
-        MEMORY.write_text(" ".join(sorted(Memory.seen | earlier)))
+        with MEMORY.open("a") as memory:
+            memory.write(f"{PROCESS}:{signature}\n")
     except OSError as error:
         print(f"SITTER cannot write {MEMORY}: {error}", file=sys.stderr, flush=True)
 

@@ -7,13 +7,19 @@ mean decision time, any fault, and the referee's resident memory at the start an
 (sampled every 50 ms). Modes: ``none`` (plays greedy: the baseline), ``h2_flood`` (from its
 first decision, 4 extra connections streaming to an unknown method, each stream reset at once),
 ``raw_flood`` (the same streams on its own Play connection, spoken by hand, while the opponent
-thinks), ``connect_loop`` (from its first decision, 4 children connecting and closing, over
-and over), ``connections`` (16 children holding 250 connections each before the hello). The
-modes run interleaved, run after run; the referee's CPU time per series is reported too.
+thinks: a rapid reset), ``raw_ping`` (batches of pings on its own connection),
+``connect_loop`` (from its first decision, 4 children connecting and closing, over and over),
+``connections`` (16 children holding 250 connections each before the hello). The modes run
+interleaved, run after run; the referee's CPU time per series is reported too. With
+``--grpc-bridge``, the seats use the transport before this one (``benchmarks.grpc_bridge``).
 
-With the per-seat limit of one connection and one stream (``referee.bridge``) nothing moves
-under any flood. Before the limits, one flooded series took the referee from 50 to 730 MiB and
-timed the honest opponent out.
+At the end, each mode's referee CPU and the honest seat's worst decision, as ratios to the calm
+series (``none``) of the same run (medians over runs). A seat admits one connection, and on it
+one stream and a budget of control frames (``referee.bridge``): a flood on the bot's own
+connection ends that connection, and its bot forfeits. Before the budget, a rapid reset on the
+bot's own connection cost the referee's gRPC threads 1.1-2.2 s of CPU per series (0.24 s
+without it) and pushed the honest seat's worst decision to about 30 ms; before the limits, one
+flooded series took the referee from 50 to 730 MiB and timed the honest opponent out.
 """
 
 from __future__ import annotations
@@ -27,7 +33,9 @@ from pathlib import Path
 
 import trio
 
+from benchmarks import grpc_bridge
 from protocol.manifest import load_manifest
+from referee import remote
 from referee.control import FaultPolicy, TimeControl
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
@@ -40,6 +48,7 @@ MODES = {
     "none": "",
     "h2_flood": "4",
     "raw_flood": "",
+    "raw_ping": "",
     "connect_loop": "4",
     "connections": "250x16",
 }
@@ -91,7 +100,11 @@ def one_run(box: Sandbox, folder: Path, log: Path) -> dict[str, float | str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    runs = parser.parse_args().runs
+    parser.add_argument("--grpc-bridge", action="store_true", help="the transport before")
+    args = parser.parse_args()
+    runs = args.runs
+    if args.grpc_bridge:
+        setattr(remote, "SeatChannel", grpc_bridge.SeatChannel)  # noqa: B010
     work = Path(tempfile.mkdtemp(prefix="gin-flood-bench-"))
     box = Sandbox(SandboxLimits(memory_mb=256, pids=48), root_dir=work / "jails")
     print(f"sandbox layers: {', '.join(sorted(layer.value for layer in box.active))}")
@@ -99,6 +112,7 @@ def main() -> None:
         "mode          run  honest max ms  honest mean ms  decisions  referee RSS MiB"
         "  referee CPU s  faults"
     )
+    rows: dict[str, list[dict[str, float | str]]] = {mode: [] for mode in MODES}
     try:
         for run in range(runs):
             modes = list(MODES)
@@ -108,6 +122,7 @@ def main() -> None:
                 parent.mkdir()
                 folder = hostile_folder(parent, mode, MODES[mode])
                 row = one_run(box, folder, work / f"{mode}-{run}.jsonl")
+                rows[mode].append(row)
                 print(
                     f"{mode:<13} {run:>3}  {row['max_ms']:>13.1f}  {row['mean_ms']:>14.2f}  "
                     f"{row['decisions']:>9}  {row['rss_start']:>6.1f} -> {row['rss_peak']:>6.1f}"
@@ -115,6 +130,20 @@ def main() -> None:
                 )
     finally:
         box.close()
+    ratios(rows)
+
+
+def ratios(rows: dict[str, list[dict[str, float | str]]]) -> None:
+    """Each mode's referee CPU and honest worst decision ÷ the calm series of the same run."""
+    calm = rows["none"]
+    print("mode          referee CPU ÷ calm   honest max ÷ calm   (medians of per-run ratios)")
+    for mode, runs in rows.items():
+        pairs = list(zip(runs, calm, strict=False))
+        if not pairs:
+            continue
+        cpu = statistics.median(float(a["cpu_s"]) / float(b["cpu_s"]) for a, b in pairs)
+        worst = statistics.median(float(a["max_ms"]) / float(b["max_ms"]) for a, b in pairs)
+        print(f"{mode:<13} {cpu:>18.2f}   {worst:>17.2f}")
 
 
 if __name__ == "__main__":

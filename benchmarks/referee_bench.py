@@ -15,7 +15,10 @@
    one CPU and the bots on the others). Each pinned row is compared with the bare stream pinned
    the same way. On the reference machine (2 vCPUs) a decision took about 370 µs pinned against
    about 520 µs free, and the bare gRPC stream about 255 µs against 330 µs (the reason
-   ``referee.sandbox`` offers ``pin_cpus``).
+   ``referee.sandbox`` offers ``pin_cpus``). The bare stream's server side is measured in CPU
+   time per decision too (its process: the server's threads and the queues' reader), and the
+   referee's CPU per decision is given as a ratio to it, run by run (``transport_bench`` has the
+   transports alone, and the CPU by thread).
 2. Series per second with two greedy bots (sandboxed processes, start-up included), free and
    pinned.
 3. Bot start-up (process start to hello) with every sandbox layer, and with none.
@@ -176,10 +179,14 @@ OPPONENT_EVENT = pb.RefereeMessage(
 """What a match sends a bot before each of its requests: the opponent's last action."""
 
 
-def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> list[float]:
+def bare_grpc(
+    n: int, request: pb.RefereeMessage, *, event: bool = False, cpu_us: list[float] | None = None
+) -> list[float]:
     """Round trips (µs): the echo bot answering requests on a plain threaded gRPC server.
 
-    With ``event``, each request follows an opponent-action event, as in a match.
+    With ``event``, each request follows an opponent-action event, as in a match. With
+    ``cpu_us``, the server process's CPU time per round trip (µs, all its threads: the server's
+    side of the stream) is appended to it.
     """
     with tempfile.TemporaryDirectory() as folder:
         address = f"unix://{folder}/bare.sock"
@@ -194,6 +201,7 @@ def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> lis
         bot = on_spawner_thread(launch, bot=True)
         servicer.inbox.get(timeout=30)  # the hello
         times = []
+        cpu = time.process_time()
         for index in range(n):
             request.request.request_id = index + 1
             start = time.perf_counter()
@@ -202,6 +210,8 @@ def bare_grpc(n: int, request: pb.RefereeMessage, *, event: bool = False) -> lis
             servicer.outbox.put(request)
             servicer.inbox.get(timeout=10)
             times.append((time.perf_counter() - start) * 1e6)
+        if cpu_us is not None:
+            cpu_us.append((time.process_time() - cpu) * 1e6 / n)
         servicer.outbox.put(
             pb.RefereeMessage(goodbye=pb.Goodbye(reason=pb.GOODBYE_REASON_SERIES_OVER))
         )
@@ -387,12 +397,16 @@ def measure(args: argparse.Namespace) -> None:
     else:
         console.print(f"pinned rows: {placement.describe()}")
 
+    pinning = [False]
+
     def pinned(measure: Callable[[int], float]) -> Callable[[int], float]:
         def run(index: int) -> float:
             pin_cpus(placement)
+            pinning[0] = True
             try:
                 return measure(index)
             finally:
+                pinning[0] = False
                 pin_cpus(None)
 
         return run
@@ -411,8 +425,11 @@ def measure(args: argparse.Namespace) -> None:
 
         return run
 
+    bare_cpu: dict[str, list[float]] = {FREE: [], PINNED: []}
+
     def bare_stream(_: int) -> float:
-        return median(bare_grpc(args.pings, request))
+        where = FREE if placement is None or not pinning[0] else PINNED
+        return median(bare_grpc(args.pings, request, cpu_us=bare_cpu[where]))
 
     variants: dict[str, Callable[[int], float]] = {
         RAW: lambda _: median(raw_socket(args.pings, payload)),
@@ -462,6 +479,14 @@ def measure(args: argparse.Namespace) -> None:
         "decisions_per_series": median([float(count) for count in decisions]),
         "referee_cpu_us_per_decision": {
             where: median(values) for where, values in cpu.items() if values
+        },
+        "bare_grpc_server_cpu_us_per_decision": {
+            where: median(values) for where, values in bare_cpu.items() if values
+        },
+        "referee_cpu_per_decision_over_bare_server_run_by_run": {
+            where: median([a / b for a, b in zip(cpu[where], bare_cpu[where], strict=False)])
+            for where in cpu
+            if cpu[where] and bare_cpu[where]
         },
         "placement": None if placement is None else placement.to_dict(),
         "runs": args.runs,
@@ -516,6 +541,12 @@ def report(
                 f"referee CPU per decision ({where}, all its threads): "
                 f"{median(values):.0f} µs (runs: " + ", ".join(f"{v:.0f}" for v in values) + ")"
             )
+    for where, values in figures["bare_grpc_server_cpu_us_per_decision"].items():
+        ratio = figures["referee_cpu_per_decision_over_bare_server_run_by_run"].get(where, 0.0)
+        console.print(
+            f"bare gRPC stream's server side, CPU per decision ({where}): {values:.0f} µs; "
+            f"the referee's ÷ it, run by run: {ratio:.2f}"
+        )
     table = Table(title="3. bot start-up, process start to hello (ms)")
     for column in ("sandbox", "median", "range"):
         table.add_column(column)

@@ -1,64 +1,81 @@
-"""The bridge between grpcio's threads and the trio match loop, for one seat.
+"""One seat's gRPC stream, served in the match's own trio thread.
 
-grpcio has no trio support. Each seat gets its own gRPC server on a Unix socket; the servicer's
-``Play`` runs in a gRPC thread. Messages from the bot are parsed in gRPC's polling thread (the
-servicer's deserializer), appended to a deque and signalled on an eventfd that the trio side
-waits on with ``wait_readable`` (never blocks the gRPC thread); messages to the bot go,
-serialized in the trio thread, through a thread-safe queue that the servicer's response
-generator drains (the referee writes decision requests straight as wire bytes: see
-``protocol.wire.RequestEncoder``). So the match never waits for gRPC (but for the bounded
-hand-over below), and the only cost per message is one hand-off in each direction.
+A seat's channel listens on a Unix socket in the seat's run folder and admits one connection:
+the listening socket is closed as soon as that one is accepted, so any further connection fails
+in the bot's own ``connect`` (and once the bot is in, remote.py unlinks the path as well). The
+connection is read by a trio system task and written straight from :meth:`SeatChannel.send`, both
+in the match's thread; what the bytes mean is ``referee.http2.PlayConnection``'s business (HTTP/2
+and gRPC's framing, without I/O: one ``Play`` stream, other streams refused or answered at once,
+and a budget of control frames whose end closes the connection of a bot flooding it with
+resets, pings or settings: ``Arrival.ABUSE``, a protocol violation of that bot's). A message from
+the bot is parsed where it is read and put where :meth:`SeatChannel.receive` waits; a request to
+the bot is framed and written to the socket within ``send``. No thread, queue or lock stands
+between the match and the bot: only :meth:`SeatChannel.deliver` is called from other threads (the
+process watcher's ``EXITED``), through the trio token.
 
-A decision request is handed over rather than just queued: the trio thread waits, without the
-GIL and for at most ``HAND_OVER_WAIT_S`` (then as long as it takes to get the GIL back), until
-the sending thread has taken it. Otherwise the sending thread, just woken, would wait for the
-GIL while trio goes on to park its task, and the request would leave later.
+Why this design rather than grpcio's. Before it, each seat had a grpcio server, and every
+decision crossed threads twice (trio to the servicer's thread through a queue and a hand-over
+lock, gRPC's poller back to trio through an eventfd): 43% of the referee's CPU was the kernel's
+(futexes, scheduling), and a rapid reset on the bot's own connection cost gRPC's threads seconds
+of CPU, charged to the referee. Measured side by side on the 2-CPU reference machine
+(``python -m benchmarks.transport_bench --runs 5 --hands 50``, medians over runs, the referee's
+CPU per decision, all its threads, and its ratio run by run to a bare threaded grpcio stream's
+server side):
 
-A seat's server admits one connection and one stream on it, in gRPC's core
-(``grpc.max_allowed_incoming_connections`` and ``grpc.max_concurrent_streams``): a further
-connection is closed as it is accepted and a further stream refused, before any Python code of
-the referee runs, so a bot flooding its own socket (new connections, streams to unknown methods,
-rapid resets, on other connections or on its own) costs the referee neither descriptors nor
-memory nor GIL time, and the other seat nothing (``benchmarks/flood_bench.py`` measures it).
-So each seat's gRPC termination stays in the referee's process: a process of its own per seat
-would add a hop to every decision and buy nothing more here.
-Refused connections and streams never reach the match, so they are not counted as faults.
+====================================  ==========  ==========  ===============
+variant                               round trip  CPU         ÷ bare grpcio
+====================================  ==========  ==========  ===============
+bare grpcio stream (threads)          367 µs      217 µs      1.00
+bare grpc.aio stream (asyncio)        372 µs      230 µs      1.11
+channel alone, grpcio bridge (before) 415 µs      254 µs      1.22
+channel alone, this one               258 µs      100 µs      0.43
+full series, grpcio bridge (before)   646 µs      582 µs      2.80
+full series, this one                 410 µs      264 µs      1.16
+====================================  ==========  ==========  ===============
 
-The eventfd, not ``TrioToken.run_sync_soon``, because it wakes the waiting task straight from
-trio's I/O poll: run_sync_soon goes through trio's wakeup socket and its entry-queue task, which
-costs more CPU and latency on every arrival.
+grpc.aio (option (b)) costs as much as the threaded server on asyncio alone, before trio's guest
+mode would add its own hand-offs, so it was not built. Over a series the referee's CPU was, by
+thread, trio's 0.67 s, gRPC's servicer threads 0.25 s and its event engine 0.24 s before; trio's
+0.75 s alone now (the match's own work is the rest of the series' CPU: about 160 µs a decision).
+Under floods (``python -m benchmarks.flood_bench``, referee CPU and the honest seat's worst
+decision as ratios to a calm series of the same run): a rapid reset on the bot's own connection
+took 2.46x the calm CPU before (the flooder played on), 0.39x now, with a worst decision of
+1.01x calm (its connection ends within a few hundred frames and it forfeits); a ping flood 0.39x.
 """
 
 from __future__ import annotations
 
 import contextlib
 import enum
-import os
-import queue
+import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent import futures
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-import grpc
 import trio
+from google.protobuf.message import DecodeError
 
 from protocol import hollywood_gin_pb2 as pb
+from referee.http2 import ABUSE_BUDGET as _ABUSE_BUDGET
+from referee.http2 import Error, PlayConnection
 
 MAX_MESSAGE_BYTES: Final = 64 * 1024
 """Largest message a bot may send; a bigger one is a protocol violation (a strike)."""
 TRANSPORT_LIMIT_BYTES: Final = 1024 * 1024
-"""gRPC's own cap: a message over this ends the bot's stream."""
+"""The transport's cap: a message over this ends the bot's stream."""
 ARRIVALS_CAP: Final = 1024
 """Arrivals waiting for the match at most; a flooding bot loses the rest."""
-_POLL_S: Final = 0.25
-HAND_OVER_WAIT_S: Final = 0.002
-"""Longest a request waits for the sending thread to take it (a stream that ended never does)."""
+ABUSE_BUDGET: Final = _ABUSE_BUDGET
+"""Control frames a bot's connection may spend (``referee.http2``); beyond, it is ended."""
 SERVICE: Final = pb.DESCRIPTOR.services_by_name["Referee"].full_name
+PLAY_PATH: Final = f"/{SERVICE}/Play".encode()
+_READ_BYTES: Final = 65536
+_UNSENT_CAP: Final = 8 << 20
+"""Most bytes held for a bot that does not read its socket; beyond, they are dropped."""
 
 
 class Arrival(enum.Enum):
@@ -77,6 +94,9 @@ class Arrival(enum.Enum):
     """The bot called a method other than ``Play`` (``detail`` has its name, up to 100 chars)."""
     EXITED = "exited"
     """The bot's process exited (set by the process watcher, not gRPC)."""
+    ABUSE = "abuse"
+    """The bot broke HTTP/2's rules or spent its budget of control frames: the referee closed
+    its connection (``detail`` says how; a ``BROKEN`` follows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,151 +109,65 @@ class Incoming:
     detail: str = ""
 
 
-_STOP: Final = object()
-_DELIVERED: Final = object()
-"""What the request iterator yields: ``_Servicer.arrived`` has delivered the message already."""
+class _Arrivals:
+    """What the connection says, as arrivals (the ``referee.http2.Listener``)."""
 
+    def __init__(self, arrive: Callable[[Incoming], None]) -> None:
+        self.arrive = arrive
 
-@dataclass(frozen=True, slots=True)
-class _HandOver:
-    """A serialized message whose sender waits until ``taken`` is released."""
-
-    data: bytes
-    taken: threading.Lock
-
-
-class _Servicer:
-    """The Referee service's one method, ``Play``, for one seat."""
-
-    def __init__(self, deliver: Callable[[Incoming], None], outbox: queue.SimpleQueue[object]):
-        self.deliver = deliver
-        self.outbox = outbox
-        self.lock = threading.Lock()
-        self.connected = False
-
-    def Play(  # noqa: N802 - the gRPC method name
-        self, request_iterator: Iterator[object], context: grpc.ServicerContext
-    ) -> Iterator[bytes]:
-        with self.lock:
-            first, self.connected = not self.connected, True
-        if not first:
-            self.deliver(Incoming(Arrival.SECOND_STREAM, time.monotonic()))
-            context.abort(grpc.StatusCode.ALREADY_EXISTS, "one Play stream per seat")
-        reader = threading.Thread(target=self._read, args=(request_iterator,), daemon=True)
-        reader.start()
-        while context.is_active():
-            try:
-                item = self.outbox.get(timeout=_POLL_S)
-            except queue.Empty:
-                continue
-            if item is _STOP:
-                return
-            if isinstance(item, _HandOver):
-                item.taken.release()
-                item = item.data
-            assert isinstance(item, bytes)
-            yield item
-
-    def arrived(self, data: bytes) -> object:
-        """The request deserializer: hands each message to the match as it arrives.
-
-        gRPC calls it in its polling thread as soon as a message is in, before it wakes the
-        reader thread, which then only asks for the next message. So an answer reaches the match
-        one thread hop sooner, and without parsing its size again. A message over
-        ``MAX_MESSAGE_BYTES`` is not parsed at all (``OVERSIZED``). One that does not parse
-        raises, and gRPC ends the call, as with the plain deserializer.
-        """
-        if len(data) > MAX_MESSAGE_BYTES:
-            self.deliver(Incoming(Arrival.OVERSIZED, time.monotonic(), detail=str(len(data))))
-        else:
-            message = pb.BotMessage.FromString(data)
-            self.deliver(Incoming(Arrival.MESSAGE, time.monotonic(), message))
-        return _DELIVERED
-
-    def _read(self, request_iterator: Iterator[object]) -> None:
-        """Keep asking for messages (``arrived`` delivers them), then say how the stream ended."""
+    def message(self, data: bytes) -> bool:
         try:
-            for _ in request_iterator:
-                pass
-        except Exception as error:  # any failure of the stream is the bot's side ending
-            self.deliver(Incoming(Arrival.BROKEN, time.monotonic(), detail=_describe(error)))
-        else:
-            self.deliver(Incoming(Arrival.CLOSED, time.monotonic()))
+            message = pb.BotMessage.FromString(data)
+        except DecodeError:
+            return False
+        self.arrive(Incoming(Arrival.MESSAGE, time.monotonic(), message))
+        return True
 
+    def oversized(self, size: int) -> None:
+        self.arrive(Incoming(Arrival.OVERSIZED, time.monotonic(), detail=str(size)))
 
-def _add_servicer(servicer: _Servicer, server: grpc.Server) -> None:
-    """``add_RefereeServicer_to_server``, except that responses go out as the bytes queued."""
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
-            request_deserializer=servicer.arrived,
-            response_serializer=None,
-        )
-    }
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(SERVICE, handlers), _Elsewhere(servicer.deliver))
-    )
-    server.add_registered_method_handlers(SERVICE, handlers)
+    def closed(self) -> None:
+        self.arrive(Incoming(Arrival.CLOSED, time.monotonic()))
 
+    def broken(self, detail: str) -> None:
+        self.arrive(Incoming(Arrival.BROKEN, time.monotonic(), detail=detail))
 
-class _Elsewhere(grpc.GenericRpcHandler):
-    """Any method but ``Play``: the seat hears of it (a bot that does this before its hello
-    fails its start-up and is stopped at once) and the call ends unimplemented."""
+    def second_stream(self) -> None:
+        self.arrive(Incoming(Arrival.SECOND_STREAM, time.monotonic()))
 
-    def __init__(self, deliver: Callable[[Incoming], None]) -> None:
-        self.deliver = deliver
+    def unknown_method(self, path: str) -> None:
+        self.arrive(Incoming(Arrival.UNKNOWN_METHOD, time.monotonic(), detail=path))
 
-    def service(
-        self, handler_call_details: grpc.HandlerCallDetails
-    ) -> grpc.RpcMethodHandler[Any, Any]:
-        method = str(handler_call_details.method)[:100]
-        self.deliver(Incoming(Arrival.UNKNOWN_METHOD, time.monotonic(), detail=method))
-        return grpc.unary_unary_rpc_method_handler(_unimplemented)
-
-
-def _unimplemented(_request: object, context: grpc.ServicerContext) -> None:
-    context.abort(grpc.StatusCode.UNIMPLEMENTED, "this socket serves Referee.Play only")
-
-
-def _describe(error: Exception) -> str:
-    """A failed stream in words (server-side RpcErrors may carry no status code)."""
-    code = getattr(error, "code", None)
-    details = getattr(error, "details", None)
-    if callable(code) and callable(details):
-        return f"{code()}: {details()}"
-    return repr(error)
+    def abused(self, detail: str) -> None:
+        self.arrive(Incoming(Arrival.ABUSE, time.monotonic(), detail=detail))
 
 
 class SeatChannel:
-    """One seat's gRPC server and the two directions of its stream, seen from trio.
+    """One seat's socket and the two directions of its stream, in trio.
 
-    Create it inside trio (it captures the running loop's token), then :meth:`start`; one trio
-    task at a time may :meth:`receive`.
+    Create it inside trio (it takes the running loop's token and thread), then :meth:`start`
+    (from any thread). :meth:`send`, :meth:`end_stream` and :meth:`receive` belong to the trio
+    thread, one task at a time receiving; :meth:`deliver` and :meth:`stop` may come from any.
     """
 
     def __init__(self, socket_path: Path) -> None:
         self.socket_path = socket_path
         self.address = f"unix://{socket_path}"
         self._token = trio.lowlevel.current_trio_token()
+        self._thread = threading.get_ident()
         self._arrivals: deque[Incoming] = deque()
-        self._wakeup = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        self._wakeup_lock = threading.Lock()
-        """Held to signal or close the eventfd, so no thread writes to a reused descriptor."""
-        self.outbox: queue.SimpleQueue[object] = queue.SimpleQueue()
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=3, thread_name_prefix="gin-seat"),
-            options=[
-                ("grpc.max_receive_message_length", TRANSPORT_LIMIT_BYTES),
-                ("grpc.max_send_message_length", 4 * 1024 * 1024),
-                ("grpc.so_reuseport", 0),
-                ("grpc.max_allowed_incoming_connections", 1),
-                ("grpc.max_concurrent_streams", 1),
-            ],
-            maximum_concurrent_rpcs=2,
+        self._waiting = trio.lowlevel.ParkingLot()
+        self._connection = PlayConnection(
+            _Arrivals(self._arrive), PLAY_PATH, MAX_MESSAGE_BYTES, TRANSPORT_LIMIT_BYTES
         )
-        _add_servicer(_Servicer(self.deliver, self.outbox), self._server)
+        self._listener: socket.socket | None = None
+        self._socket: socket.socket | None = None
+        self._unsent = bytearray()
+        self._flushing = False
         self._stopped = False
         self._ended = False
+
+    # --- any thread ------------------------------------------------------------------------------
 
     def start(self) -> None:
         """Bind the Unix socket and start serving.
@@ -241,75 +175,193 @@ class SeatChannel:
         Raises:
             RuntimeError: the socket could not be bound.
         """
-        if self._server.add_insecure_port(self.address) == 0:
-            raise RuntimeError(f"cannot bind {self.address}")
-        self._server.start()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            listener.setblocking(False)
+            listener.bind(str(self.socket_path))
+            listener.listen(8)
+        except OSError as error:
+            listener.close()
+            raise RuntimeError(f"cannot bind {self.address}: {error.strerror}") from None
+        self._listener = listener
+        self._in_trio(trio.lowlevel.spawn_system_task, self._serve, listener)
 
     def deliver(self, item: Incoming) -> None:
-        """Hand an arrival to the trio side (from any thread; dropped once stopped)."""
-        if len(self._arrivals) >= ARRIVALS_CAP:
-            return  # a flooding bot loses its extra messages; the match is not held up
-        self._arrivals.append(item)  # before the signal, so a woken receiver finds it
-        with self._wakeup_lock:
-            if self._wakeup >= 0:
-                os.eventfd_write(self._wakeup, 1)
+        """Hand an arrival to the trio side (from any thread; dropped once the run is over)."""
+        if threading.get_ident() == self._thread:
+            self._arrive(item)
+        else:
+            with contextlib.suppress(trio.RunFinishedError):
+                self._token.run_sync_soon(self._arrive, item)
+
+    def stop(self, grace_s: float = 0.5) -> None:
+        """End the stream, give what is unsent ``grace_s`` to go (unless called in the trio
+        thread, which cannot wait), then close the connection (idempotent)."""
+        if self._stopped:
+            return
+        if threading.get_ident() == self._thread:
+            self._close()
+            return
+        try:
+            trio.from_thread.run(self._stop_gracefully, grace_s, trio_token=self._token)
+        except trio.RunFinishedError:
+            self._close(in_trio=False)
+
+    def _in_trio(self, function: Callable[..., object], *args: object) -> None:
+        if threading.get_ident() == self._thread:
+            function(*args)
+        else:
+            trio.from_thread.run_sync(function, *args, trio_token=self._token)
+
+    # --- the trio thread -------------------------------------------------------------------------
 
     async def receive(self) -> Incoming:
         """The next arrival (waits); once the channel is stopped and drained, ``CLOSED``."""
         if self._arrivals:
             await trio.lowlevel.checkpoint()
         while not self._arrivals:
-            if self._wakeup < 0:
+            if self._stopped:
                 return Incoming(Arrival.CLOSED, time.monotonic())
-            try:
-                await trio.lowlevel.wait_readable(self._wakeup)
-            except trio.ClosedResourceError:
-                continue  # stopped while waiting
-            with contextlib.suppress(BlockingIOError):
-                os.eventfd_read(self._wakeup)  # reset; the deque says what arrived
+            await self._waiting.park()
         return self._arrivals.popleft()
 
     def send(self, message: pb.RefereeMessage | bytes, *, hand_over: bool = False) -> bool:
-        """Queue a message, or a serialized one, to the bot; False once the stream has ended.
+        """Write a message, or a serialized one, to the bot; False once the stream has ended.
 
-        With ``hand_over``, wait (at most ``HAND_OVER_WAIT_S``) until the sending thread has
-        taken it, for decision requests, whose answer the match waits for anyway; then False
-        also if it was not taken in that time (it still goes out, later).
+        With ``hand_over`` (decision requests), False also if it did not go out at once (no
+        stream yet, or the bot's window is closed): it goes when it can.
         """
-        if self._ended:
+        if self._ended or self._stopped:
+            return False
+        if not self._connection.accepting():
             return False
         data = message if isinstance(message, bytes) else message.SerializeToString()
-        if not hand_over:
-            self.outbox.put(data)
-            return True
-        taken = threading.Lock()
-        taken.acquire()
-        self.outbox.put(_HandOver(data, taken))
-        return taken.acquire(timeout=HAND_OVER_WAIT_S)
+        out = self._connection.send_message(data)
+        self._write()
+        return out or not hand_over
 
     def end_stream(self) -> None:
         """Close the referee's side of the stream after what is queued (idempotent)."""
         if not self._ended:
             self._ended = True
-            self.outbox.put(_STOP)
+            self._connection.end_stream()
+            self._write()
 
-    def stop(self, grace_s: float = 0.5) -> None:
-        """End the stream and stop the server (idempotent)."""
-        if self._stopped:
-            return
-        self.end_stream()
-        self._stopped = True
-        self._server.stop(grace=grace_s).wait(timeout=grace_s + 1.0)
+    def _arrive(self, item: Incoming) -> None:
+        if len(self._arrivals) >= ARRIVALS_CAP:
+            return  # a flooding bot loses its extra messages; the match is not held up
+        self._arrivals.append(item)
+        self._waiting.unpark_all()
+
+    async def _serve(self, listener: socket.socket) -> None:
+        """Take the one connection, then read it until it ends (a system task)."""
         try:
-            # In trio's thread, so a receiver waiting on the eventfd is told before it closes.
-            self._token.run_sync_soon(self._close_wakeup)
-        except trio.RunFinishedError:
-            self._close_wakeup(in_trio=False)
+            connection = await self._accept(listener)
+        except (OSError, trio.ClosedResourceError):
+            return  # stopped before the bot came
+        self._socket = connection
+        self._connection.start()
+        self._write()
+        try:
+            await self._read(connection)
+        finally:
+            self._connection.lost()
+            self._close_socket()
 
-    def _close_wakeup(self, *, in_trio: bool = True) -> None:
-        with self._wakeup_lock:
-            if self._wakeup >= 0:
-                if in_trio:
-                    trio.lowlevel.notify_closing(self._wakeup)
-                os.close(self._wakeup)
-                self._wakeup = -1
+    async def _accept(self, listener: socket.socket) -> socket.socket:
+        try:
+            while True:
+                await trio.lowlevel.wait_readable(listener)
+                with contextlib.suppress(BlockingIOError):
+                    connection, _ = listener.accept()
+                    connection.setblocking(False)
+                    return connection
+        finally:
+            self._close_listener()
+
+    async def _read(self, connection: socket.socket) -> None:
+        while not self._connection.ended:
+            try:
+                await trio.lowlevel.wait_readable(connection)
+                data = connection.recv(_READ_BYTES)
+            except BlockingIOError:
+                continue
+            except (OSError, trio.ClosedResourceError):
+                return
+            if not data:
+                return
+            try:
+                self._connection.feed(data)
+            except Exception as error:  # a flaw of ours must not crash the run: end the stream
+                self._connection.goaway(Error.INTERNAL_ERROR)
+                _Arrivals(self._arrive).broken(f"StatusCode.INTERNAL: {error!r}")
+            self._write()
+
+    def _write(self) -> None:
+        """Write what the connection has to say, now; what the socket does not take, later."""
+        data = self._connection.take_output()
+        connection = self._socket
+        if not data or connection is None:
+            return  # nothing to say, or nobody to say it to (before the bot came, or after)
+        if self._unsent:
+            if len(self._unsent) + len(data) <= _UNSENT_CAP:
+                self._unsent += data
+            return
+        try:
+            written = connection.send(data)
+        except BlockingIOError:
+            written = 0
+        except OSError:
+            return  # the reader finds the connection gone
+        if written < len(data):
+            self._unsent += data[written:]
+            if not self._flushing:
+                self._flushing = True
+                trio.lowlevel.spawn_system_task(self._flush, connection)
+
+    async def _flush(self, connection: socket.socket) -> None:
+        """Write what the socket did not take at once, as it takes it (a system task)."""
+        try:
+            while self._unsent:
+                await trio.lowlevel.wait_writable(connection)
+                with contextlib.suppress(BlockingIOError):
+                    del self._unsent[: connection.send(self._unsent)]
+        except (OSError, trio.ClosedResourceError):
+            self._unsent.clear()
+        finally:
+            self._flushing = False
+
+    async def _stop_gracefully(self, grace_s: float) -> None:
+        self.end_stream()
+        with trio.move_on_after(grace_s):
+            while self._unsent and self._socket is not None:
+                await trio.sleep(0.01)
+        self._close()
+
+    def _close(self, *, in_trio: bool = True) -> None:
+        """Say goodbye on the connection (GOAWAY) and close it; out of trio only once its run
+        is over, when no task is left to tell."""
+        self._ended = self._stopped = True
+        self._connection.end_stream()
+        self._connection.goaway(Error.NO_ERROR)
+        with contextlib.suppress(OSError):
+            if self._socket is not None and not self._unsent:
+                self._socket.send(self._connection.take_output())
+        self._close_socket(in_trio=in_trio)
+        self._close_listener(in_trio=in_trio)
+        if in_trio:
+            self._waiting.unpark_all()
+
+    def _close_socket(self, *, in_trio: bool = True) -> None:
+        connection, self._socket = self._socket, None
+        if connection is not None:
+            if in_trio:
+                trio.lowlevel.notify_closing(connection)
+            connection.close()
+
+    def _close_listener(self, *, in_trio: bool = True) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            if in_trio:
+                trio.lowlevel.notify_closing(listener)
+            listener.close()

@@ -1,17 +1,19 @@
 """Floods on a bot's own socket cost the referee and the honest opponent nothing.
 
-A seat's gRPC server admits one connection (``grpc.max_allowed_incoming_connections``) and one
-stream on it (``grpc.max_concurrent_streams``): further connections are closed as they are
-accepted and further streams refused inside gRPC's core, before any Python code of the referee
-runs. Each test plays a flooding bot (``tests/hostile/hostile.py``) against the sample greedy bot
-with real processes in the real sandbox. ``benchmarks/flood_bench.py`` reports the honest
-opponent's decision times beside a run without the flooder.
+A seat's channel (``referee.bridge``) admits one connection (its listening socket closes once it
+is accepted) and one open stream on it; further streams are refused, and every control frame and
+stream beside ``Play`` is charged to the connection's budget (``referee.http2``): once it is
+spent the connection ends, and the flooder has a protocol violation, then forfeits. Each test
+plays a flooding bot (``tests/hostile/hostile.py``, ``tests/hostile/h2_abuse.py``) against the
+sample greedy bot with real processes in the real sandbox. ``benchmarks/flood_bench.py`` reports
+the honest opponent's decision times and the referee's CPU beside a run without the flooder.
 """
 
 from __future__ import annotations
 
 import re
 import resource
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -19,12 +21,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import trio
 
-from referee.control import TimeControl
+from protocol.manifest import load_manifest
+from referee.bridge import ABUSE_BUDGET
+from referee.control import FaultPolicy, TimeControl
 from referee.faults import FaultKind
+from referee.local import play_folders, remote_seat
+from referee.match import MatchConfig
 from referee.replay import read_records
 from referee.sandbox import Sandbox
-from tests.test_hostile import play
+from tests.test_hostile import GREEDY, Played, assert_recorded_and_clean, open_fds, play
 
 pytestmark = pytest.mark.slow  # every test plays real processes in the real sandbox
 
@@ -72,26 +79,80 @@ def test_a_rapid_reset_flood_costs_the_opponent_nothing(sandbox: Sandbox, tmp_pa
     assert all(r["by"] in ("bot", "forced") for r in honest)
 
 
-def test_a_flood_on_the_bots_own_play_connection_is_refused_in_grpc(
+def assert_flooder_pays(played: Played, *frames: str) -> None:
+    """The flooder's connection was ended for its flood: a protocol violation naming the frames
+    it flooded with, then its forfeit; the honest seat played every decision itself."""
+    assert played.result.forfeited == (0,)
+    assert played.kinds[0] is FaultKind.PROTOCOL_VIOLATION
+    detail = played.result.faults[0].detail
+    assert detail.startswith("abused its connection: too many control frames and streams (")
+    assert all(name in detail for name in frames), detail
+    parsed = sum(int(count) for count in re.findall(r"(\d+) [A-Za-z]", detail))
+    assert parsed <= 2 * ABUSE_BUDGET  # the referee parsed about its budget, then stopped
+    honest = [r for r in read_records(played.log) if r["type"] == "action" and r["seat"] == 1]
+    assert honest
+    assert all(r["by"] in ("bot", "forced") for r in honest)
+
+
+def test_a_rapid_reset_flood_on_the_bots_own_connection_ends_it(
     sandbox: Sandbox, tmp_path: Path
 ) -> None:
     # The flooder speaks HTTP/2 by hand: its Play stream, and on that same connection, after
-    # each answer and for as long as the opponent thinks, new streams reset at once. The one
-    # stream rule refuses them in gRPC's core (without it: +680 MiB and timeouts in one series).
+    # each answer and for as long as the opponent thinks, new streams reset at once. Each is
+    # refused and charged to the connection's budget; once it is spent the connection ends
+    # (without the budget: thousands of streams, each parsed and refused, for the whole series).
     with peak_rss() as memory:
         played = play(sandbox, tmp_path, "raw_flood", control=FLOOD_TIME, strikes=10**6)
     assert memory[1] - memory[0] < MEMORY_BOUND_MIB, memory
-    assert played.result.end != "forfeit"
-    assert played.result.faults == ()
-    sent = re.search(r"PROBE raw_misbehaviour raw_flood (\d+)", played.stderr())
-    assert sent is not None
-    assert int(sent.group(1)) > 1000
+    assert_flooder_pays(played, "streams beside Play", "RST_STREAM")
 
 
 def test_a_ping_flood_ends_only_the_flooders_connection(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "raw_ping", control=FLOOD_TIME)
-    assert played.result.forfeited == (0,)
-    assert played.kinds == [FaultKind.CRASH]
+    assert_flooder_pays(played, "PING")
+
+
+ABUSER = Path(__file__).resolve().parent / "hostile" / "h2_abuse.py"
+
+
+def play_abuser(sandbox: Sandbox, tmp_path: Path, mode: str) -> Played:
+    """A series of ``tests/hostile/h2_abuse.py`` in ``mode`` against the greedy bot."""
+    folder = tmp_path / f"h2_abuse-{mode}"
+    folder.mkdir()
+    shutil.copy(ABUSER, folder / "h2_abuse.py")
+    (folder / "bot.toml").write_text(
+        f'name = "h2_abuse"\nversion = "{mode}"\ncommand = ["python", "h2_abuse.py", "{mode}"]\n'
+    )
+    abuser = remote_seat(load_manifest(folder), sandbox.prepare, f"abuse-{mode}-0")
+    greedy = remote_seat(load_manifest(GREEDY), sandbox.prepare, f"abuse-{mode}-1")
+    config = MatchConfig(
+        f"abuse-{mode}", 11, time_control=FLOOD_TIME, fault_policy=FaultPolicy(strikes=10**6)
+    )
+    log = tmp_path / f"{mode}.jsonl"
+    fds_before = open_fds()
+    played = Played(trio.run(play_folders, (abuser, greedy), config, log), abuser, greedy, log)
+    assert_recorded_and_clean(played, sandbox, fds_before)
+    return played
+
+
+@pytest.mark.parametrize(
+    ("mode", "frame"),
+    [
+        ("settings", "SETTINGS"),
+        ("window", "WINDOW_UPDATE"),
+        ("priority", "PRIORITY"),
+        ("reset", "RST_STREAM"),
+        ("empty_data", "small DATA frames"),
+        ("continuation", "CONTINUATION"),
+    ],
+)
+def test_a_control_frame_flood_on_the_bots_own_connection_ends_it(
+    sandbox: Sandbox, tmp_path: Path, mode: str, frame: str
+) -> None:
+    with peak_rss() as memory:
+        played = play_abuser(sandbox, tmp_path, mode)
+    assert memory[1] - memory[0] < MEMORY_BOUND_MIB, memory
+    assert_flooder_pays(played, frame)
 
 
 def test_a_connect_and_close_loop_costs_the_referee_nothing(

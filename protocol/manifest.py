@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Final
 
+from protocol.bounded import TooComplex, loads_toml
+
 MANIFEST: Final = "bot.toml"
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 VERSION_PATTERN: Final = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}")
@@ -102,11 +104,13 @@ def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
         problems.append(f"{MANIFEST} is over {MAX_MANIFEST_BYTES // 1024} KiB: not a manifest")
         return {}
     try:
-        return tomllib.loads(text.decode("utf-8"))
+        return loads_toml(text.decode("utf-8"))
     except UnicodeDecodeError:
         problems.append(f"{MANIFEST} is not UTF-8 text (a TOML file is)")
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{MANIFEST} is not valid TOML: {error}")
+    except TooComplex as error:
+        problems.append(f"{MANIFEST} is not a manifest: {error}")
     return {}
 
 

@@ -297,6 +297,7 @@ def test_status_list_and_verify_speak_json(home: Path) -> None:
         "runner": None,
         "left_running": 1,
         "failed": [],
+        "unrecorded": [],
     }
     listed = runner.invoke(app, ["league", "list", "--json"])
     assert json.loads(listed.output) == [

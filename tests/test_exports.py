@@ -42,6 +42,15 @@ DOTTED = re.compile(r"(?:referee|protocol|tournaments|sample_bots|benchmarks|tes
 
 EXPORTS: dict[str, tuple[str, ...]] = {
     "protocol": (),
+    "protocol.bounded": (
+        "DECODER",
+        "MAX_DEPTH",
+        "MAX_DIGITS",
+        "TooComplex",
+        "check_json_depth",
+        "loads_json",
+        "loads_toml",
+    ),
     "protocol.codegen": (
         "GENERATED",
         "PROTO",
@@ -287,6 +296,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
 
 MODULES: dict[str, tuple[str, ...]] = {
     "protocol": (
+        "bounded",
         "codegen",
         "convert",
         "hollywood_gin_pb2",
@@ -303,6 +313,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "conformance",
         "control",
         "faults",
+        "http2",
         "local",
         "match",
         "matchlog",
@@ -393,7 +404,9 @@ TESTED: dict[str, tuple[str, ...]] = {
     "tests.test_cpu_cap": ("referee.sandbox",),
     "tests.test_ginignore": ("referee.sandbox",),  # the jail's copy of a folder
     "tests.test_guide": ("referee.sandbox",),  # the guide's figures against the sandbox's own
+    "tests.test_last_bad_inputs": ("tournaments",),  # the audit's and restat's summary readers
     "tests.test_layoffs": ("referee.rules",),
+    "tests.test_replay_stream": ("referee.replay",),  # the whole-read cap, made small
     "tests.test_match": ("referee",),
     "tests.test_melds": ("referee.rules",),
     "tests.test_placement": ("referee.sandbox",),

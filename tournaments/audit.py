@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from protocol.bounded import loads_json
 from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
 from tournaments.bot_seeds import league_bot_seeds
 from tournaments.registry import parse_spec
@@ -98,6 +99,19 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
     order = {match_id: index for index, match_id in enumerate(matches)}
     found.sort(key=lambda item: order.get(item.match_id, len(order)))
     return AuditReport(len(results), verified, tuple(found), tuple(unchecked))
+
+
+def unrecorded(store: Store, league: str) -> list[str]:
+    """The matches marked done that have no result row (one deleted by hand, say): the
+    standings count results, so they leave these out. What ``gin league status`` warns of.
+
+    Raises:
+        StoreDamaged: a match's state cannot be read.
+    """
+    with store.snapshot():
+        done = store.matches(league, MatchState.DONE)
+        recorded = {result.match_id for result in store.logged_results(league)}
+    return [match.match_id for match in done if match.match_id not in recorded]
 
 
 # --- the schedule and the log folder -------------------------------------------------------
@@ -383,8 +397,8 @@ class _ResultCheck:
 def _summary(text: str) -> dict[str, Any] | str:
     """A stored summary's JSON object, or why it is not one."""
     try:
-        data = json.loads(text)
-    except ValueError as error:
+        data = loads_json(text)
+    except ValueError as error:  # TooComplex too
         return f"its summary is not JSON ({error})"
     if not isinstance(data, dict):
         return "its summary is not a JSON object"

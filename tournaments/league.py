@@ -51,8 +51,10 @@ import hashlib
 import hmac
 import itertools
 import json
+import os
 import re
 import secrets
+import stat
 import time
 import tomllib
 from collections.abc import Callable, Collection, Sequence
@@ -60,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from protocol.bounded import TooComplex, loads_json, loads_toml
 from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
@@ -312,6 +315,32 @@ def _durations(section: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def _league_file_bytes(path: Path) -> bytes:
+    """A league file's bytes: a regular file of at most :data:`MAX_LEAGUE_FILE_BYTES`.
+
+    A FIFO or a device is refused before it is read (its read would wait for a writer, or
+    never end); it is opened without waiting, so even its open cannot hang.
+
+    Raises:
+        LeagueError: not a regular file, cannot be read, or too big.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LeagueError(f"{path} is not a regular file: give a league's TOML file")
+        os.set_blocking(fd, True)
+        try:
+            raw = handle.read(MAX_LEAGUE_FILE_BYTES + 1)
+        except OSError as error:
+            raise LeagueError(f"cannot read {path}: {error.strerror}") from None
+    if len(raw) > MAX_LEAGUE_FILE_BYTES:
+        raise LeagueError(f"{path} is over {MAX_LEAGUE_FILE_BYTES // 1024} KiB: not a league file")
+    return raw
+
+
 def load_league(path: Path, store: Store | None = None) -> LeagueConfig:
     """Read and check a league TOML file (with ``store``, its bots too: that they are submitted
     there, listed with every other problem).
@@ -319,19 +348,15 @@ def load_league(path: Path, store: Store | None = None) -> LeagueConfig:
     Raises:
         LeagueError: the file is missing, not TOML, or has problems (all listed).
     """
+    raw = _league_file_bytes(path)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_LEAGUE_FILE_BYTES + 1)
-    except OSError as error:
-        raise LeagueError(f"cannot read {path}: {error.strerror}") from None
-    if len(raw) > MAX_LEAGUE_FILE_BYTES:
-        raise LeagueError(f"{path} is over {MAX_LEAGUE_FILE_BYTES // 1024} KiB: not a league file")
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise LeagueError(f"{path} is not UTF-8 text (a TOML file is)") from None
     except tomllib.TOMLDecodeError as error:
         raise LeagueError(f"{path} is not valid TOML: {error}") from None
+    except TooComplex as error:
+        raise LeagueError(f"{path} is not a league file: {error}") from None
     if store is None:
         return LeagueConfig.from_dict(data)
     return LeagueConfig.from_dict(data, unknown_bot=lambda spec: _unknown(store, spec))
@@ -616,8 +641,8 @@ class StoredLeague:
             LeagueError: not a league definition.
         """
         try:
-            data = json.loads(text)
-        except ValueError as error:
+            data = loads_json(text)
+        except ValueError as error:  # TooComplex too
             raise LeagueError(f"bad league definition: not JSON ({error})") from None
         if not isinstance(data, dict):
             raise LeagueError("bad league definition: not a JSON object")

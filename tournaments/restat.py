@@ -9,10 +9,10 @@ damaged). A result whose log does not verify is left as it is and reported.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from protocol.bounded import loads_json
 from referee.replay import LogReadError, read_log, verify_records
 from tournaments.stats import HandStats, hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, Store
@@ -77,7 +77,7 @@ def recounted(result: LoggedResult) -> tuple[HandStats, HandStats]:
 def _stored_hand_stats(result: LoggedResult) -> tuple[HandStats, HandStats] | None:
     """The hand statistics as stored, or None if they cannot be read (then they are rewritten)."""
     try:
-        summary = json.loads(result.summary)
-    except ValueError:
+        summary = loads_json(result.summary)
+    except ValueError:  # TooComplex too
         return None
     return read_hand_stats(summary.get("hand_stats")) if isinstance(summary, dict) else None

@@ -31,6 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from protocol.bounded import loads_json
 from tournaments.pairs import Pentanomial
 
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -178,7 +179,7 @@ class SprtStatus:
             ValueError: not such a status.
         """
         try:
-            data = json.loads(text)
+            data = loads_json(text)
             verdict = data["verdict"]
             return cls(
                 float(data["llr"]),

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+from protocol.bounded import DECODER, check_json_depth, loads_json
 from referee.match import MatchEnd
 from tournaments.records import MatchSummary
 from tournaments.stats import HandStats
@@ -822,13 +823,14 @@ class Store:
                 names.index(name) for name in ("match_id", "end", "summary", "log_path")
             )
             # json.loads less its work around each call (typeshed does not know the attribute)
-            scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+            scan: Callable[[str, int], tuple[Any, int]] = DECODER.scan_once  # type: ignore[attr-defined]
             found = []
             for row in rows:
                 text = row[summary]
                 try:
                     if type(text) is not str:  # a BLOB of a hand edit, say: _result reads it
                         raise ValueError("not text")
+                    check_json_depth(text)  # bounded as every reader of stored text is
                     parsed, stop = scan(text, 0)
                 except (StopIteration, ValueError, RecursionError):  # _result reads it
                     made = None
@@ -1284,7 +1286,7 @@ _LEAGUE_RESULTS: Final = (
 
 def _result(row: sqlite3.Row | dict[str, Any], log_path: str) -> ResultRow:
     try:
-        summary = json.loads(row["summary"])
+        summary = loads_json(row["summary"])
         if not isinstance(summary, dict):
             raise TypeError("the summary is not a JSON object")
         return ResultRow.from_stored(

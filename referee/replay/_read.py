@@ -8,12 +8,23 @@ readers stay, so every log ever written can still be replayed and verified.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import os
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Final
 
+from protocol.bounded import MAX_DEPTH, MAX_DIGITS, TooComplex, loads_json
 from referee.replay._records import BadRecord, LogReadError, MatchLogData
+
+MAX_LINE_BYTES: Final = 1 << 20
+"""The longest line of a log that is read (1 MiB): a record is at most a few KiB; a longer
+line is a bad record, so a reader holds no more than this of a line at once."""
+MAX_WHOLE_LOG_BYTES: Final = 16 << 20
+"""The largest log read whole into records (16 MiB), for a replay's display (``--print``,
+``--html``, the player) and the league audit; a match's log is some 100 KiB. Verifying a log
+(:func:`~referee.replay.verify_log`) streams it and has no such cap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +57,15 @@ def parse_line(number: int, text: str, cut: bool) -> RawRecord:
     """One line of log text as a raw record (never raises)."""
     if not text.strip():
         return RawRecord(number, None, "an empty line", cut)
+    if len(text) > MAX_LINE_BYTES:
+        return RawRecord(number, None, _too_long(), False)
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as error:
         return RawRecord(number, None, f"{error.msg} at column {error.colno}", cut)
+    except TooComplex as error:
+        bounds = f"nesting up to {MAX_DEPTH} levels, numbers up to {MAX_DIGITS} digits"
+        return RawRecord(number, None, f"{error}: a record holds {bounds}", cut)
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         return RawRecord(number, None, "a record must be a JSON object with a 'type'", False)
     return RawRecord(number, data)
@@ -103,12 +119,14 @@ def known_formats() -> tuple[int, ...]:
     return tuple(sorted(_readers()))
 
 
-def read_text(text: str, path: Path | None = None) -> MatchLogData:
-    """Read a log from its text; see :func:`read_log`."""
-    raws = raw_records(text)
-    if not raws:
+def header_data(first: RawRecord | None, path: Path | None) -> dict[str, Any]:
+    """The first line's JSON object, checked to be a header of a known format version.
+
+    Raises:
+        LogReadError: no first line, not a record, not a header, or a format not known.
+    """
+    if first is None:
         raise LogReadError(BadRecord(1, None, "the log is empty"), path)
-    first = raws[0]
     if first.data is None:
         raise LogReadError(first.problem, path)
     if first.data["type"] != "header":
@@ -116,24 +134,82 @@ def read_text(text: str, path: Path | None = None) -> MatchLogData:
             f"a log starts with a header record, but this one starts with {first.data['type']!r}"
         )
         raise LogReadError(BadRecord(1, first.data["type"], reason), path)
-    return _reader(first.data, path)(path, raws)
+    _reader(first.data, path)
+    return first.data
 
 
-def _file_text(path: Path) -> str:
-    """A log file's text.
+def read_text(text: str, path: Path | None = None) -> MatchLogData:
+    """Read a log from its text; see :func:`read_log`."""
+    raws = raw_records(text)
+    data = header_data(raws[0] if raws else None, path)
+    return _reader(data, path)(path, raws)
+
+
+def stream_lines(handle: BinaryIO, path: Path | None, line: int = 0) -> Iterator[RawRecord]:
+    """The lines of a log file from where ``handle`` is (after line ``line``), decoded one at a
+    time: at most :data:`MAX_LINE_BYTES` of the file are held at once. It ends after a line
+    too long to read, which it yields as a bad record.
 
     Raises:
-        LogReadError: the file cannot be read, or is not UTF-8.
+        LogReadError: a line is not UTF-8 (the file is not a log), or the file cannot be read.
+    """
+    while True:
+        try:
+            chunk = handle.readline(MAX_LINE_BYTES + 1)
+        except OSError as error:
+            bad = BadRecord(line + 1, None, f"cannot read: {error.strerror}")
+            raise LogReadError(bad, path) from None
+        if not chunk:
+            return
+        line += 1
+        complete = chunk.endswith(b"\n")
+        if not complete and len(chunk) > MAX_LINE_BYTES:
+            yield RawRecord(line, None, _too_long())
+            return
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            raise LogReadError(BadRecord(line, None, "not UTF-8 text"), path) from None
+        yield parse_line(line, text.removesuffix("\n"), cut=not complete)
+
+
+def _too_long() -> str:
+    return f"a line longer than {MAX_LINE_BYTES >> 20} MiB (no record is that long)"
+
+
+def open_log(path: Path) -> BinaryIO:
+    """A log file opened for reading: a regular file only (a FIFO or a device would block or
+    never end).
+
+    Raises:
+        LogReadError: not a regular file, or it cannot be opened.
     """
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open would wait for a writer
     except OSError as error:
         raise LogReadError(BadRecord(0, None, f"cannot read: {error.strerror}"), path) from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise LogReadError(BadRecord(line, None, "not UTF-8 text"), path) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogReadError(BadRecord(0, None, "not a regular file"), path)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _file_raws(path: Path) -> list[RawRecord]:
+    """Every line of a log file of at most :data:`MAX_WHOLE_LOG_BYTES`, decoded.
+
+    Raises:
+        LogReadError: the file cannot be read, is too big to read whole, or is not UTF-8.
+    """
+    with open_log(path) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_WHOLE_LOG_BYTES:
+            reason = (
+                f"the log is {size:,} bytes, over the {MAX_WHOLE_LOG_BYTES:,} a replay reads "
+                "whole (gin replay --verify checks a log of any size)"
+            )
+            raise LogReadError(BadRecord(0, None, reason), path)
+        return list(stream_lines(handle, path))
 
 
 def read_log(path: Path) -> MatchLogData:
@@ -143,10 +219,13 @@ def read_log(path: Path) -> MatchLogData:
     before it are kept and :attr:`MatchLogData.stop` says where and why.
 
     Raises:
-        LogReadError: the file cannot be read, is not UTF-8, is empty, has no header first, or
-            has a format version this code does not know.
+        LogReadError: the file cannot be read, is not a regular file, is over
+            :data:`MAX_WHOLE_LOG_BYTES`, is not UTF-8, is empty, has no header first, or has a
+            format version this code does not know.
     """
-    return read_text(_file_text(path), path)
+    raws = _file_raws(path)
+    data = header_data(raws[0] if raws else None, path)
+    return _reader(data, path)(path, raws)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -157,7 +236,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         LogReadError: the file cannot be read, a line is not a JSON record, or the header's
             format version is not known.
     """
-    raws = raw_records(_file_text(path))
+    raws = _file_raws(path)
     records = []
     for raw in raws:
         if raw.data is None:

@@ -122,7 +122,7 @@ class Fields:
         return (seats[0], seats[1])
 
 
-def _header(raw: RawRecord, path: Path | None) -> Header:
+def header_record(raw: RawRecord, path: Path | None) -> Header:
     assert raw.data is not None
     fields = Fields(raw.data)
     try:
@@ -371,7 +371,7 @@ def read_record(
     if record_type != "header":
         return body_record(raw)
     try:
-        return _header(raw, None)
+        return header_record(raw, None)
     except LogReadError as error:
         return error.bad
 
@@ -382,7 +382,7 @@ def read(path: Path | None, raws: Sequence[RawRecord]) -> MatchLogData:
     Raises:
         LogReadError: the header is not a readable header.
     """
-    header = _header(raws[0], path)
+    header = header_record(raws[0], path)
     records: list[BodyRecord] = []
     for raw in raws[1:]:
         record = body_record(raw)

@@ -7,8 +7,31 @@ from pathlib import Path
 
 from referee.replay._read import read_log
 from referee.replay._records import BadRecord, Header, LogReadError, MatchLogData, VerifyStatus
+from referee.replay._stream import StreamedLog
 from referee.replay._views import Step, StepKind
-from referee.replay._walk import Disagreement, Walk
+from referee.replay._walk import Disagreement, LoadedLog, Walk, WalkSource
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """How reading a log's lines went: what a verdict needs besides the walk."""
+
+    path: Path | None
+    count: int
+    """Readable records after the header."""
+    last_line: int
+    """The line of the last readable record (the header's when there is none)."""
+    stop: BadRecord | None
+    truncated: bool
+
+    @classmethod
+    def of(cls, log: MatchLogData) -> _Reading:
+        last = log.records[-1].line if log.records else log.header.line
+        return cls(log.path, len(log.records), last, log.stop, log.truncated)
+
+    @classmethod
+    def streamed(cls, log: StreamedLog) -> _Reading:
+        return cls(log.path, log.count, log.last_line, log.stop, log.truncated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +85,7 @@ class Replay:
         return tuple(step.index for step in self.steps if step.kind is StepKind.DEAL)
 
 
-def _walk(log: MatchLogData, steps: list[Step] | None) -> VerifyReport:
+def _walk(log: WalkSource, reading: _Reading, steps: list[Step] | None) -> VerifyReport:
     walk = Walk(log, None if steps is None else steps.append)
     problem: BadRecord | None = None
     try:
@@ -72,16 +95,16 @@ def _walk(log: MatchLogData, steps: list[Step] | None) -> VerifyReport:
     header = log.header
     unchecked: list[str] = []
     if problem is None:
-        problem, status = _ending(log, walk, unchecked)
+        problem, status = _ending(reading, walk, unchecked)
     else:
         status = VerifyStatus.FAILED
     return VerifyReport(
-        path=log.path,
+        path=reading.path,
         status=status,
         problem=problem,
         match_id=header.match_id,
         format=header.format,
-        records=1 + len(log.records),
+        records=1 + reading.count,
         hands=walk.finished,
         actions=walk.actions_checked,
         unchecked=tuple(unchecked),
@@ -89,7 +112,7 @@ def _walk(log: MatchLogData, steps: list[Step] | None) -> VerifyReport:
 
 
 def _ending(
-    log: MatchLogData, walk: Walk, unchecked: list[str]
+    log: _Reading, walk: Walk, unchecked: list[str]
 ) -> tuple[BadRecord | None, VerifyStatus]:
     """The verdict of a walk that found no disagreement: whole, cut short, or damaged."""
     if walk.blind is not None:
@@ -104,7 +127,7 @@ def _ending(
         unchecked.append("the result: the log was cut off before it")
         return log.stop, VerifyStatus.INCOMPLETE
     if walk.result is None:
-        last = log.records[-1].line if log.records else log.header.line
+        last = log.last_line
         unchecked.append("the result, the seed and the series' end: the log has no result record")
         reason = "the log ends here without a result record: the match did not finish"
         return BadRecord(last, None, reason), VerifyStatus.INCOMPLETE
@@ -118,6 +141,9 @@ def _unreadable(error: LogReadError) -> VerifyReport:
 def verify_log(path: Path) -> VerifyReport:
     """Re-play a log file through the rules engine and check every record.
 
+    The file is read as a stream, a line at a time (:mod:`referee.replay._stream`): what is held
+    at once does not grow with the log, so a log of any size is checked in bounded memory.
+
     Checks that each deck matches its commitment (and the seed, once revealed), that every
     action was legal and chosen as its record says, that every fault follows the fault policy,
     and that every showdown, score and the final result are what the rules give. Never raises
@@ -127,15 +153,15 @@ def verify_log(path: Path) -> VerifyReport:
     'failed'
     """
     try:
-        log = read_log(path)
+        with StreamedLog(path) as log:
+            return _walk(log, _Reading.streamed(log), None)
     except LogReadError as error:
         return _unreadable(error)
-    return _walk(log, None)
 
 
 def verify_records(log: MatchLogData) -> VerifyReport:
     """Check a log already read (see :func:`verify_log`)."""
-    return _walk(log, None)
+    return _walk(LoadedLog(log), _Reading.of(log), None)
 
 
 def build_replay(log: MatchLogData) -> Replay:
@@ -144,7 +170,7 @@ def build_replay(log: MatchLogData) -> Replay:
     The last step is a note when the log disagrees or ends early, saying why.
     """
     steps: list[Step] = []
-    report = _walk(log, steps)
+    report = _walk(LoadedLog(log), _Reading.of(log), steps)
     if report.problem is not None:
         tables = steps[-1].tables if steps else None
         hand = steps[-1].hand_number if steps else -1
@@ -169,6 +195,7 @@ def load_replay(path: Path) -> Replay:
     """Read a log file and re-play it (see :func:`build_replay`).
 
     Raises:
-        LogReadError: the log cannot be read at all (no header, unknown format version).
+        LogReadError: the log cannot be read at all (no header, unknown format version), or is
+            too big to read whole (:data:`~referee.replay._read.MAX_WHOLE_LOG_BYTES`).
     """
     return build_replay(read_log(path))

@@ -18,7 +18,8 @@ against the deck the seed deals to the hand's dealer, under the dealing rule of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 from referee.bookkeeping import SeatBook, SeatStats, SeatTally, match_verdict, too_slow
 from referee.faults import Fault, FaultKind
@@ -69,10 +70,49 @@ class Disagreement(Exception):  # noqa: N818 - it names what it is, like trio's 
         self.reason = reason
 
 
-class Walk:
-    """One pass over a log; :meth:`run` raises :class:`Disagreement` at the first bad record."""
+class WalkSource(Protocol):
+    """What a walk reads: a log in memory (:class:`LoadedLog`) or a file read as a stream."""
 
-    def __init__(self, log: MatchLogData, on_step: Callable[[Step], None] | None = None) -> None:
+    @property
+    def header(self) -> Header: ...
+
+    @property
+    def result(self) -> ResultRecord | None:
+        """The log's result record (the last readable one), known before the walk begins."""
+
+    def records(self) -> Iterable[BodyRecord]:
+        """The records after the header, up to the first that cannot be read."""
+
+    def revealed(self, hand: int) -> HandEndRecord | None:
+        """The ``hand_end`` record of ``hand``, asked when its ``hand_start`` is walked."""
+
+
+class LoadedLog:
+    """A log read whole (:class:`MatchLogData`) as a walk's source."""
+
+    def __init__(self, log: MatchLogData) -> None:
+        self.log = log
+        self.header = log.header
+        self.result = log.result
+        self._revealed = {
+            record.hand: record for record in log.records if isinstance(record, HandEndRecord)
+        }
+
+    def records(self) -> Iterable[BodyRecord]:
+        return self.log.records
+
+    def revealed(self, hand: int) -> HandEndRecord | None:
+        return self._revealed.get(hand)
+
+
+class Walk:
+    """One pass over a log; :meth:`run` raises :class:`Disagreement` at the first bad record.
+
+    It holds the state of one hand and counters, never the log's records: what it keeps does
+    not grow with the log (a streamed log is checked in bounded memory).
+    """
+
+    def __init__(self, log: WalkSource, on_step: Callable[[Step], None] | None = None) -> None:
         self.log = log
         self.header = log.header
         self.params = log.header.params
@@ -93,16 +133,15 @@ class Walk:
         self.books = (SeatBook.start(control), SeatBook.start(control))
         """Each seat's clock and tally, kept as the match keeps them."""
         self.forfeited: list[int] = []
-        self.faults: list[FaultRecord] = []
+        self.fault_count = 0
+        self.faults_agree = True
+        """Whether each fault so far is the one the result lists at its place."""
         self.result: ResultRecord | None = None
         self.actions_checked = 0
         self.steps = 0
         self.last_tables: tuple[Table, Table, Table] | None = None
         self.seed = self._trusted_seed()
         self.dealing = log_dealing(log.header.format)
-        self.revealed = {
-            record.hand: record for record in log.records if isinstance(record, HandEndRecord)
-        }
 
     # --- the seed and the decks ------------------------------------------------------------
 
@@ -141,7 +180,7 @@ class Walk:
 
     def _deck(self, hand: int, dealer: int) -> tuple[tuple[Card, ...], BodyRecord] | None:
         """The deck of ``hand`` (dealt by ``dealer``) and the record that revealed it, if any."""
-        revealed = self.revealed.get(hand)
+        revealed = self.log.revealed(hand)
         if revealed is not None:
             return revealed.deck, revealed
         result = self.log.result
@@ -162,7 +201,7 @@ class Walk:
             Disagreement: at the first record that disagrees.
         """
         self._check_header()
-        for record in self.log.records:
+        for record in self.log.records():
             if self.result is not None:
                 raise Disagreement(record, "a record after the result, which must be the last")
             if self.blind is not None:
@@ -393,7 +432,7 @@ class Walk:
                 f"strikes={record.strikes}, forfeited={str(record.forfeited).lower()}; the fault "
                 f"policy gives strikes={strikes}, forfeited={str(forfeits).lower()}",
             )
-        self.faults.append(record)
+        self._compare_fault(record)
         if forfeits:
             self.forfeited.append(record.seat)
             if self.request is not None:  # the match charges a decision that ends in a forfeit
@@ -497,23 +536,33 @@ class Walk:
         verdict = match_verdict(self.forfeited, self.series_end, self.score.winner)
         return verdict.winner, verdict.end.value
 
-    def _check_faults(self, record: ResultRecord) -> None:
-        logged = tuple(
-            Fault(
-                fault.seat,
-                FaultKind(fault.kind),
-                fault.detail,
-                fault.request_id,
-                fault.elapsed_ms,
-                fault.evidence,
-                fault.stray,
-            )
-            for fault in self.faults
+    def _compare_fault(self, record: FaultRecord) -> None:
+        """Compare a fault with the one the result lists at its place, as it is walked (the
+        faults are not kept: a log may hold any number)."""
+        result = self.log.result
+        listed = result.faults if result is not None else ()
+        index = self.fault_count
+        self.fault_count += 1
+        fault = Fault(
+            record.seat,
+            FaultKind(record.kind),
+            record.detail,
+            record.request_id,
+            record.elapsed_ms,
+            record.evidence,
+            record.stray,
         )
-        if record.faults != logged:
+        if index >= len(listed) or listed[index] != fault:
+            self.faults_agree = False
+
+    def _check_faults(self, record: ResultRecord) -> None:
+        last = self.log.result
+        if last is not None and last.line != record.line:
+            return  # not the last result: the walk stops at the record after it, whatever
+        if not self.faults_agree or len(record.faults) != self.fault_count:
             raise Disagreement(
-                record, f"faults list {len(record.faults)}, the log records {len(logged)} that "
-                "differ from them",
+                record, f"faults list {len(record.faults)}, the log records {self.fault_count} "
+                "that differ from them",
             )  # fmt: skip
 
     def _check_stats(self, record: ResultRecord) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Final
 
+from protocol.bounded import loads_json
 from referee.replay import Replay, build_replay, read_text
 
 _ENCODE: Final = json.JSONEncoder(separators=(",", ":")).encode
@@ -34,8 +35,8 @@ def redact_text(text: str, visible: Collection[int]) -> str:
             kept.append(line)
             continue
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = loads_json(line)
+        except ValueError:  # TooComplex too
             continue  # a torn line that may hold evidence: left out
         if not isinstance(record, dict):
             continue

@@ -31,7 +31,7 @@ from tournaments.cli.common import (
     said,
     seconds,
 )
-from tournaments.cli.league import ExecutorKind, _executor
+from tournaments.cli.league import ExecutorKind, _executor, check_scheduler
 from tournaments.executors import ExecutorError
 from tournaments.registry import RegistryError, resolve
 from tournaments.runner import LeagueBusy
@@ -79,6 +79,8 @@ def arena_serve(
         raise fail(f"--port must be 0-65535, not {port}")
     if jobs < 1:
         raise fail(f"--jobs must be at least 1, not {jobs}")
+    if scheduler is not None:
+        check_scheduler(scheduler)
     arena, store = open_arena()
     sandbox = open_sandbox(strict)
     control = move_time_control(seconds(move_time))
@@ -165,13 +167,15 @@ def arena_enter(
 ) -> None:
     """Enter submitted bots into the ladder (the organiser's own, e.g. the sample bots)."""
     _, store = open_arena()
-    for spec in specs:
+    rows = []
+    for spec in specs:  # every one found before any is entered: a refusal enters none
         if spec.endswith("@"):
-            raise fail(f"{spec!r}: give NAME or NAME@VERSION")
+            raise fail(f"{spec!r}: give NAME or NAME@VERSION; no bot entered")
         try:
-            row = resolve(store, spec)
+            rows.append(resolve(store, spec))
         except RegistryError as error:
-            raise fail(str(error)) from None
+            raise fail(f"{error}; no bot entered") from None
+    for row in rows:
         fresh = store.enter(row.ident, row.name)
         console.print(f"{said(row.ident)} {'entered' if fresh else 'is back in'} the ladder")
 

@@ -13,7 +13,7 @@ from typing import Final
 import trio
 
 from protocol.manifest import load_manifest
-from tournaments.league import LeagueConfig, create_league
+from tournaments.league import LeagueConfig, LeagueError, create_league
 from tournaments.registry import Arena, submit
 from tournaments.store import Store, StoreUnusable
 
@@ -72,8 +72,10 @@ def prepare_demo(
     holds an ``arena.sqlite``) is emptied: a wrong ``--home`` never deletes anything else.
 
     Raises:
-        DemoHomeError: ``home`` is a file, or a folder that is not an arena home.
+        DemoHomeError: ``home`` is a file, or a folder that is not an arena home; or the
+            options make no league (checked before anything is emptied or written).
     """
+    _demo_config(["check@0", "check@1"], series_per_pairing, seed)  # bad options: nothing made
     if home.is_symlink() or (home.exists() and not home.is_dir()):
         raise DemoHomeError(f"--home {home} is not a folder: give a new or empty folder")
     if home.exists() and any(home.iterdir()) and not (home / "arena.sqlite").is_file():
@@ -88,14 +90,27 @@ def prepare_demo(
     arena = Arena(home)
     store = arena.open_store()
     idents = [trio.run(submit, arena, store, folder, None).ident for folder in demo_bots()]
-    config = LeagueConfig.from_dict(
-        {
-            "name": "demo",
-            "seed": seed,
-            "bots": idents,
-            "series_per_pairing": series_per_pairing,
-            "jobs": 2,
-        }
-    )
+    config = _demo_config(idents, series_per_pairing, seed)
     create_league(store, config)
     return arena, store, config
+
+
+def _demo_config(idents: list[str], series_per_pairing: int, seed: int) -> LeagueConfig:
+    """The demo league's definition.
+
+    Raises:
+        DemoHomeError: ``--series`` or ``--seed`` is not one a league takes.
+    """
+    try:
+        return LeagueConfig.from_dict(
+            {
+                "name": "demo",
+                "seed": seed,
+                "bots": idents,
+                "series_per_pairing": series_per_pairing,
+                "jobs": 2,
+            }
+        )
+    except LeagueError as error:
+        why = "; ".join(line.strip(" -") for line in str(error).splitlines()[1:]) or str(error)
+        raise DemoHomeError(f"the demo league cannot be made: {why}") from None

@@ -7,6 +7,7 @@ import json
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import trio
 import typer
@@ -14,13 +15,14 @@ from rich.live import Live
 from rich.table import Table
 
 from tournaments.arena.ladder import LADDER
-from tournaments.audit import AuditReport, audit
+from tournaments.audit import AuditReport, audit, unrecorded
 from tournaments.cli import render
 from tournaments.cli.common import (
     AsJson,
     Strict,
     choice,
     console,
+    errors,
     fail,
     league_app,
     open_arena,
@@ -125,6 +127,7 @@ def _executor(
         return None
     if scheduler is None:
         raise fail("--executor dask needs --scheduler tcp://HOST:PORT (the Dask scheduler)")
+    check_scheduler(scheduler)
     try:
         from tournaments.executors.cluster import ClusterError, DaskExecutor  # noqa: PLC0415 - optional
     except ImportError as error:
@@ -142,6 +145,28 @@ def _executor(
         f"cluster {scheduler}: {len(report.workers)} worker(s), {executor.slots} match(es) at once"
     )
     return executor
+
+
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss")
+"""The Dask schemes ``--scheduler`` takes (none: ``tcp``)."""
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse a ``--scheduler`` that is not ``[SCHEME://]HOST:PORT`` before Dask sees it: Dask's
+    client raises a ``ValueError`` on one, and its destructor then waits 40 s to close."""
+    scheme, has_scheme, rest = address.partition("://")
+    if not has_scheme:
+        scheme, rest = "tcp", address
+    try:
+        parts = urlsplit(f"//{rest}")
+        fine = bool(parts.hostname) and (parts.port or 0) > 0 and not parts.path
+    except ValueError:  # a port out of range, a broken [IPv6] address
+        fine = False
+    if not fine or scheme not in SCHEDULER_SCHEMES or any(char.isspace() for char in address):
+        raise fail(
+            f"--scheduler {address!r}: give the Dask scheduler's address as tcp://HOST:PORT "
+            f"(schemes: {', '.join(SCHEDULER_SCHEMES)})"
+        )
 
 
 @league_app.command("run")
@@ -166,6 +191,10 @@ def league_run(
     ] = None,
 ) -> None:
     """Play every pending match, N at once, with a live display. Safe to stop and resume."""
+    if jobs is not None and jobs < 1:  # 0 too: as gin match and gin arena serve, never "default"
+        raise fail(f"--jobs must be at least 1, not {jobs}")
+    if scheduler is not None:
+        check_scheduler(scheduler)  # before the store is opened
     arena, store = open_arena()
     config = _league(store, name)
     if executor_kind is ExecutorKind.LOCAL:
@@ -230,6 +259,8 @@ def league_demo(
     seed: Annotated[int, typer.Option(help="League seed.")] = 2026,
 ) -> None:
     """Run a short league of the sample bots, live, and print the standings."""
+    if jobs < 1:
+        raise fail(f"--jobs must be at least 1, not {jobs}")
     sandbox = open_sandbox(strict=False)
     try:
         arena, store, config = prepare_demo(home, series, seed)
@@ -258,8 +289,11 @@ def league_status(
     try:
         counts = store.counts(name)
         failed = store.matches(name, MatchState.FAILED)
+        missing = unrecorded(store, name)
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
+    if missing:
+        _warn_unrecorded(name, counts.get(MatchState.DONE, 0), missing)
     if as_json:
         holder = runner_of(arena, name)
         document = {
@@ -268,6 +302,7 @@ def league_status(
             "runner": holder,
             "left_running": 0 if holder is not None else counts.get(MatchState.RUNNING, 0),
             "failed": [{"match_id": m.match_id, "note": m.note} for m in failed],
+            "unrecorded": missing,
         }
         print(json.dumps(document, indent=2))
         return
@@ -275,6 +310,17 @@ def league_status(
     console.print(_runner_line(arena, name, counts))
     for match in failed:
         console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
+
+
+def _warn_unrecorded(name: str, done: int, missing: list[str]) -> None:
+    """Say, on stderr, that matches marked done have no result (the standings leave them out)."""
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    errors.print(
+        f"[yellow]warning:[/yellow] {len(missing)} of the {done} matches marked done have no "
+        f"result in the store ({said(shown)}): the standings count {done - len(missing)}; "
+        f"gin league verify {said(name)} checks the store against the logs",
+        soft_wrap=True,
+    )
 
 
 def _runner_line(arena: Arena, name: str, counts: dict[MatchState, int]) -> str:

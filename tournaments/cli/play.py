@@ -98,6 +98,8 @@ def demo(
     ] = False,
 ) -> None:
     """Play one seeded Hollywood series between two built-in policies and show it."""
+    if seed < 0:
+        raise fail(f"--seed must be a non-negative integer, not {seed}")
     params = RuleParams(scoring=Scoring.PLAIN if plain else Scoring.HOLLYWOOD)
     names = ("greedy", "patient")
     table = render.hands_table()

@@ -93,7 +93,7 @@ def _load(path: Path) -> Replay:
     try:
         replay = load_replay(path)
     except LogReadError as error:
-        console.print(f"[red]cannot read the log:[/red] {said(error)}")
+        console.print(f"[red]cannot read the log:[/red] {said(error)}", soft_wrap=True)
         raise typer.Exit(1) from None
     if not replay.report.ok:
         summary = said(replay.report.summary(), lines=True)
@@ -121,7 +121,9 @@ def replay(
             "--print", metavar="", help="Print the whole series (the default when not a terminal)."
         ),
     ] = False,
-    hand: Annotated[int, typer.Option(help="Start at this hand (1-based).", min=1)] = 1,
+    hand: Annotated[
+        int, typer.Option(help="Start at this hand (1-based; the player and --print).", min=1)
+    ] = 1,
     speed: Annotated[
         float, typer.Option(help=f"Steps per second when playing ({', '.join(map(str, SPEEDS))}).")
     ] = 2.0,
@@ -150,6 +152,7 @@ def replay(
         )
         raise typer.Exit(VERIFY_EXIT[report.status])
     loaded = _load(path)
+    start = _hand_start(loaded, hand)
     if html is not None:
         if not html.parent.is_dir():
             raise fail(f"--html {html}: no folder {html.parent} (make it first)")
@@ -160,13 +163,23 @@ def replay(
         console.print(f"wrote {said(html)} ({viewer_label(viewer)}, {len(loaded.steps)} steps)")
         return
     if print_all or not (sys.stdin.isatty() and console.is_terminal):
-        print_transcript(loaded, viewer, console)
+        print_transcript(loaded, viewer, console, start)
         return
     player = Player(loaded, viewer, switch_views=viewer is None)
     player.speed = min(range(len(SPEEDS)), key=lambda index: abs(SPEEDS[index] - speed))
     player.go_hand(hand - 1)
     with TerminalKeys() as keys:
         play(player, keys, console)
+
+
+def _hand_start(loaded: Replay, hand: int) -> int:
+    """The first step of ``--hand`` (1-based); exit 2 when the log has no such hand."""
+    starts = loaded.hand_starts()
+    if hand == 1 and not starts:
+        return 0  # a log that ends before its first deal: shown as it is
+    if hand > len(starts):
+        raise fail(f"--hand {hand}: the log has hands 1 to {len(starts)}")
+    return starts[hand - 1]
 
 
 def viewer_label(viewer: Viewer) -> str:

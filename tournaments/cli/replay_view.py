@@ -165,8 +165,9 @@ def series_summary(replay: Replay, record: ResultRecord) -> Text:
 # --- the transcript (non-interactive) ------------------------------------------------------------
 
 
-def transcript(replay: Replay, viewer: Viewer) -> Iterator[RenderableType]:
-    """The whole series as ``viewer`` saw it: each deal, every step, each showdown and score."""
+def transcript(replay: Replay, viewer: Viewer, start: int = 0) -> Iterator[RenderableType]:
+    """The series as ``viewer`` saw it, from step ``start`` (a hand's deal) on: each deal, every
+    step, each showdown and score."""
     names = replay.names
     yield Text(
         shown(
@@ -175,7 +176,7 @@ def transcript(replay: Replay, viewer: Viewer) -> Iterator[RenderableType]:
         ),
         style="bold",
     )
-    for step in replay.steps:
+    for step in replay.steps[start:]:
         table = step.table(viewer)
         if step.kind is StepKind.DEAL and table is not None:
             yield Text("")
@@ -204,9 +205,9 @@ def _totals_text(replay: Replay, table: Table) -> Text:
     return Text("score: " + " · ".join(parts), style="dim")
 
 
-def print_transcript(replay: Replay, viewer: Viewer, console: Console) -> None:
+def print_transcript(replay: Replay, viewer: Viewer, console: Console, start: int = 0) -> None:
     """Print :func:`transcript` (for pipes, files and tests)."""
-    for part in transcript(replay, viewer):
+    for part in transcript(replay, viewer, start):
         console.print(part, soft_wrap=True)
 
 

@@ -57,6 +57,9 @@ class WireSeat(RemoteSeat):
         self.inbox: deque[Incoming] = deque()
         self.policy = GreedyPolicy()
 
+    async def prepare(self) -> None:
+        """No jail: nothing runs."""
+
     async def connect(self, seat: int) -> BotIdentity:
         self.seat = seat
         hello = pb.Hello(token=self.token, name="greedy", version="1.0.0", protocol_version=1)

@@ -528,6 +528,9 @@ class ScriptedRemote(RemoteSeat):
         self.inbox: deque[Incoming] = deque()
         self.answers: list[pb.BotMessage] = []
 
+    async def prepare(self) -> None:
+        """No jail: nothing runs."""
+
     async def connect(self, seat: int) -> BotIdentity:
         self.seat = seat
         self._arrive(0)

@@ -186,17 +186,20 @@ import os, sys, time
 from protocol.sdk import Bot
 from referee.rules import GreedyPolicy
 
+PLAYED = [0]  # the process's own count, whichever instance plays a series
+
+
 class Counting(Bot):
     name = "counting"
     version = "1"
+    plays_on = PLAYS_ON
 
     def __init__(self):
         self.policy = GreedyPolicy(knock_at=10)
-        self.series = 0
 
     def on_series_start(self, info):
-        self.series += 1
-        sys.stderr.write(f"series {self.series} of this process\\n")
+        PLAYED[0] += 1
+        sys.stderr.write(f"series {PLAYED[0]} of this process\\n")
         sys.stderr.write(f"began {time.time()}\\n")
 
     def on_series_end(self, summary):
@@ -211,12 +214,15 @@ if __name__ == "__main__":
 """
 
 
-def counting_league(home: Path, series: int) -> tuple[Arena, LeagueConfig]:
+def counting_league(
+    home: Path, series: int, *, plays_on: bool = False
+) -> tuple[Arena, LeagueConfig]:
+    """The counting bot against greedy; the counting bot plays on only if ``plays_on``."""
     arena = Arena(home)
     store = arena.open_store()
     folder = home / "src" / "counting"
     folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(COUNTING_BOT)
+    (folder / "bot.py").write_text(COUNTING_BOT.replace("PLAYS_ON", str(plays_on)))
     (folder / "bot.toml").write_text(
         'name = "counting"\nversion = "1"\ncommand = ["python", "bot.py"]\n'
     )
@@ -241,6 +247,27 @@ def test_a_league_plays_in_one_warm_worker_with_fresh_bots_every_match(tmp_path:
     said = [path.read_text() for path in logs if "series" in path.read_text()]
     assert len(said) == 4  # the counting bot's stderr of every match, kept by the worker
     assert all(text.splitlines()[1] == "series 1 of this process" for text in said)
+
+
+@pytest.mark.slow
+def test_a_bot_that_plays_on_plays_its_sitting_on_one_process(tmp_path: Path) -> None:
+    """Eight series (four pairs) on one worker: the first legs are one sitting, the second legs
+    another, each on one process of the counting bot; each series' stderr is its own."""
+    arena, config = counting_league(tmp_path / "home", series=8, plays_on=True)
+    store = arena.open_store()
+    executor = LocalExecutor(1)
+    progress = trio.run(LeagueRunner(arena, store, config, 1, executor=executor).run)
+    assert progress.done == 8
+    assert not [fault for fault in progress.faults if not fault.startswith("swept")]
+    said = [
+        path.read_text()
+        for path in sorted(arena.logs_dir("warm").glob("*.stderr"))
+        if "series" in path.read_text()
+    ]
+    assert len(said) == 8
+    numbers = sorted(int(text.split("series ")[1].split()[0]) for text in said)
+    assert numbers == [1, 1, 2, 2, 3, 3, 4, 4]  # two processes of four series each
+    assert sum("started" in text for text in said) == 2  # a start in each first series only
 
 
 def times(text: str) -> dict[str, float]:

@@ -1,6 +1,7 @@
-"""What the Python SDK spends per decision, beside the bot's own policy.
+"""What the Python SDK spends per decision, beside the bot's own policy, and over its transport.
 
     python -m benchmarks.sdk_bench [--runs N] [--seeds N]
+    python -m benchmarks.sdk_bench --transport [--runs N] [--seeds N]
 
 Requests are recorded from greedy-vs-greedy series, written by the referee's own encoder
 (:class:`protocol.wire.RequestEncoder`, opponent actions carried in requests as the SDK asks)
@@ -16,17 +17,39 @@ per-run ratios):
    bot's ``decide``, encoding the answer, queueing it) against the bare policy on the decoded
    view, and the same loop with the plain conversion, as the SDK did it before.
 
-The gRPC transport (the stub's threads, the socket) is not timed here.
+The gRPC transport (the stub's threads, the socket) is not timed there. ``--transport`` times it:
+
+3. the bot process's CPU per decision over a real stream, for each client of
+   :mod:`benchmarks.sdk_clients` (the SDK, on its own stream and on grpcio's threaded stub, and
+   bare clients using grpcio each way it can be used, ``h2`` for scale) against the same server:
+   a threaded grpcio server in this process that plays one sitting per run (every recorded
+   series of both seats, each opened by its Welcome and closed by its SeriesEnded, request ids
+   increasing across it), sending each request as bytes and waiting for its answer. Each run
+   starts a fresh client process; its CPU is the sum of its threads' time on a CPU
+   (``/proc/PID/task/*/schedstat``, nanoseconds), read when its hello arrives (its start-up, from
+   exec to hello) and after its last answer. The SDK's bot plays the first legal action, so the
+   SDK's figure is its own work and its transport's, not a policy's. The ratios are the SDK's
+   CPU per decision over each client's, median of the per-run ratios (clients interleaved,
+   each run starting with the next one).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
+import queue
 import statistics
+import subprocess
+import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
+from pathlib import Path
 
+import grpc
 from rich.console import Console
 from rich.table import Table
 
@@ -38,6 +61,7 @@ from protocol.convert import (
     observation_from_pb,
     params_to_pb,
     public_event_from_pb,
+    score_to_pb,
 )
 from protocol.sdk import Session
 from protocol.wire import RequestEncoder
@@ -182,9 +206,14 @@ def bare_policy(views: Sequence[tuple[Observation, list[Action]]]) -> Callable[[
 def main(argv: Sequence[str] | None = None) -> None:
     """Record, time, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--transport", action="store_true", help="part 3: over a real stream")
+    parser.add_argument("--runs", type=int, default=None, help="15 (8 with --transport)")
     parser.add_argument("--seeds", type=int, default=6)
     args = parser.parse_args(argv)
+    if args.transport:
+        transport_main(args.runs or 8, args.seeds)
+        return
+    args.runs = args.runs or 15
     streams = [
         (seat, stream) for seed in range(args.seeds) for seat, stream in enumerate(record(seed))
     ]
@@ -256,6 +285,177 @@ def main(argv: Sequence[str] | None = None) -> None:
         "",
     )
     console.print(table)
+
+
+# --- 3. over a real stream: the bot process's CPU ----------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS = {
+    "sdk": "SDK, its own stream",
+    "sdk-threads": "SDK on the stub's threads",
+    "stub-threads": "bare: stub, queue",
+    "stub-inline": "bare: stub, inline",
+    "aio": "bare: grpc.aio",
+    "core": "bare: core call",
+    "h2": "bare: h2, no grpcio",
+}
+"""The clients of :mod:`benchmarks.sdk_clients` (its docstring says what each does), the SDK
+first."""
+SERVICE = "hollywood_gin.v1.Referee"
+WAIT_S = 30.0
+
+
+class ReplayReferee:
+    """A threaded grpcio server on a Unix socket: sends the bytes put in :attr:`outbox`, puts
+    each message of the bot in :attr:`inbox` (``None`` when the stream is over)."""
+
+    def __init__(self, folder: str) -> None:
+        self.address = f"unix://{folder}/referee.sock"
+        self.outbox: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.inbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+        handler: grpc.RpcMethodHandler[pb.BotMessage, bytes] = (
+            grpc.stream_stream_rpc_method_handler(
+                self.play, request_deserializer=pb.BotMessage.FromString
+            )
+        )
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=3))
+        generic = grpc.method_handlers_generic_handler(SERVICE, {"Play": handler})
+        self.server.add_generic_rpc_handlers((generic,))
+        self.server.add_insecure_port(self.address)
+        self.server.start()
+
+    def play(
+        self,
+        incoming: Iterator[pb.BotMessage],
+        context: grpc.ServicerContext,  # noqa: ARG002
+    ) -> Iterator[bytes]:
+        def read() -> None:
+            try:
+                for message in incoming:
+                    self.inbox.put(message)
+            except grpc.RpcError:
+                pass  # the stream ended under it
+            self.inbox.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        while (data := self.outbox.get()) is not None:
+            yield data
+
+    def answer(self) -> pb.BotMessage:
+        """The bot's next message.
+
+        Raises:
+            RuntimeError: the bot ended its stream.
+        """
+        message = self.inbox.get(timeout=WAIT_S)
+        if message is None:
+            raise RuntimeError("the client ended its stream (see its stderr above)")
+        return message
+
+
+Step = tuple[bytes, int]
+"""A message to send, and the request id its answer must echo (0: no answer)."""
+
+
+def sitting(seeds: int) -> list[Step]:
+    """One sitting: both seats' series of each recorded seed, request ids going on across it."""
+    steps: list[Step] = []
+    score = score_to_pb(((0, 0, 0), (0, 0, 0)), (None, None, None))
+    ended = pb.RefereeMessage(
+        event=pb.Event(series_ended=pb.SeriesEnded(end=pb.SERIES_END_COMPLETE, winner=-1))
+    )
+    ended.event.series_ended.score.CopyFrom(score)
+    request_id = 0
+    for seed in range(seeds):
+        for seat, stream in enumerate(record(seed)):
+            opening = welcome(seat)
+            opening.welcome.bot_seed = seed * 2 + seat + 1
+            steps.append((opening.SerializeToString(), 0))
+            for message in stream:
+                request_id += 1
+                message.request.request_id = request_id
+                steps.append((message.SerializeToString(), request_id))
+            steps.append((ended.SerializeToString(), 0))
+    return steps
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU time of ``pid``'s threads so far (those alive), in seconds."""
+    total = 0
+    task_dir = Path(f"/proc/{pid}/task")
+    for task in task_dir.iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue  # (a thread that just ended)
+    return total / 1e9
+
+
+def play_client(variant: str, steps: Sequence[Step]) -> tuple[float, float]:
+    """One sitting against a fresh ``variant`` client: its start-up CPU (s, exec to hello) and
+    its CPU per decision (µs)."""
+    with tempfile.TemporaryDirectory() as folder:
+        referee = ReplayReferee(folder)
+        environment = {**os.environ, "GIN_REFEREE": referee.address, "GIN_TOKEN": "bench"}
+        argv = [sys.executable, "-m", "benchmarks.sdk_clients", variant]
+        with subprocess.Popen(argv, cwd=ROOT, env=environment) as client:
+            try:
+                if referee.answer().WhichOneof("kind") != "hello":
+                    raise RuntimeError(f"{variant}: the first message is not a hello")
+                start = cpu_s(client.pid)
+                decisions = 0
+                for data, request_id in steps:
+                    referee.outbox.put(data)
+                    if request_id:
+                        echoed = referee.answer().action.request_id
+                        if echoed != request_id:
+                            raise RuntimeError(f"{variant}: answered {echoed}, not {request_id}")
+                        decisions += 1
+                spent = cpu_s(client.pid) - start
+                referee.outbox.put(
+                    pb.RefereeMessage(
+                        goodbye=pb.Goodbye(reason=pb.GOODBYE_REASON_SERIES_OVER)
+                    ).SerializeToString()
+                )
+                referee.outbox.put(None)
+                if client.wait(timeout=WAIT_S) != 0:
+                    raise RuntimeError(f"{variant}: exit status {client.returncode}")
+            finally:
+                client.kill()
+                referee.server.stop(grace=None)
+    return start, spent / decisions * 1e6
+
+
+def transport_main(runs: int, seeds: int) -> None:
+    """Part 3: every client, interleaved run by run; a table of medians and ratios."""
+    steps = sitting(seeds)
+    decisions = sum(1 for _, request_id in steps if request_id)
+    keys = list(CLIENTS)
+    per_decision: dict[str, list[float]] = {key: [] for key in keys}
+    startup: dict[str, list[float]] = {key: [] for key in keys}
+    for number in range(runs):
+        for key in keys[number % len(keys) :] + keys[: number % len(keys)]:
+            started, spent = play_client(key, steps)
+            startup[key].append(started)
+            per_decision[key].append(spent)
+    table = Table(
+        title=f"Bot process CPU per decision over a real stream ({runs} runs, median; a sitting "
+        f"of {2 * seeds} series, {decisions} decisions, per run)"
+    )
+    for column in ("bot side", "µs/decision", "range µs", "SDK ÷ this", "start-up CPU ms"):
+        table.add_column(column, justify="left" if column == "bot side" else "right")
+    sdk = per_decision["sdk"]
+    for key, label in CLIENTS.items():
+        figures = per_decision[key]
+        ratio = statistics.median(a / b for a, b in zip(sdk, figures, strict=True))
+        table.add_row(
+            label,
+            f"{statistics.median(figures):.0f}",
+            f"{min(figures):.0f}-{max(figures):.0f}",
+            f"{ratio:.2f}x",
+            f"{statistics.median(startup[key]) * 1000:.0f}",
+        )
+    Console().print(table)
 
 
 if __name__ == "__main__":

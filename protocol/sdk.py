@@ -3,16 +3,24 @@
 ``run()`` reads ``GIN_REFEREE`` (the address) and ``GIN_TOKEN`` (the one-time secret) from the
 environment, opens one ``Play`` stream, says hello, answers every decision request with the
 action ``decide`` returns (echoing the request id), passes events to the callbacks, and returns
-on goodbye or when the referee closes the stream. Before the first callback it seeds the bot's
-generator, :attr:`Bot.rng`, with the Welcome's ``bot_seed``: a bot that draws its random choices
-from it plays the same series again when a league is run again with the same secret.
+on goodbye or when the referee closes the stream. Before the first callback of a series it seeds
+the bot's generator, :attr:`Bot.rng`, with the Welcome's ``bot_seed``: a bot that draws its
+random choices from it plays the same series again when a league is run again with the same
+secret.
+
+A bot plays on (:attr:`Bot.plays_on`): the referee may keep its process for a sitting, several
+series in a row on the same stream, each opened by its own Welcome. The SDK plays each series
+after the first with the bot :meth:`Bot.next_series` gives, by default a fresh instance of the
+same class, so nothing of one series reaches the next unless the bot says so.
 
 The callbacks see rules types, not messages: an :class:`~referee.rules.Observation` and the
 legal actions in, an :class:`~referee.rules.Action` out, so the same bot class plays in-process
 through :func:`referee.rules.play_series` (see :meth:`Bot.as_policy`).
 
 An error in the bot's own code is printed to stderr with the request it happened on and the
-bot exits with status 1: the SDK never hides a bug behind a default action.
+bot exits with status 1: the SDK never hides a bug behind a default action. The stream is driven
+from the bot's own thread (see :mod:`protocol._stream`): ``decide`` and the callbacks run in the
+main thread, with no thread of the SDK's beside them and no event loop.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import os
 import random
 import sys
 from _queue import SimpleQueue  # what queue.SimpleQueue is, without importing queue
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, ParamSpec, TypeVar
@@ -30,6 +38,7 @@ import grpc
 
 from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
+from protocol._stream import BrokenStreamError, CoreStream, NoCoreCallError, Stream, ThreadedStream
 from protocol.convert import (
     PROTOCOL_VERSION,
     RequestDecoder,
@@ -119,6 +128,10 @@ class Bot:
     """Ask the referee for the opponent's actions inside the next decision request (one message
     per decision instead of two). The callbacks are called exactly as without it; there is no
     reason to turn it off but to test that."""
+    plays_on: bool = True
+    """Say in the hello that this bot can play a sitting: several series in a row on one process
+    and stream, against the same opponent, each series after the first played by the bot
+    :meth:`next_series` gives. Set it False to have a fresh process for every series."""
     seed: int = 0
     """The seed :attr:`rng` was last seeded with (:meth:`seed_random`); 0: none yet, the
     generator seeds itself from the OS."""
@@ -161,6 +174,29 @@ class Bot:
     def on_series_end(self, summary: SeriesSummary) -> None:
         """Called once when the series is over."""
 
+    def next_series(self) -> Bot:
+        """The bot that plays the next series of a sitting: called when that series' Welcome
+        comes, on the bot that played the series before. By default a fresh instance of the
+        same class (``type(self)()``), so nothing leaks from one series to the next by accident:
+        a class whose constructor needs arguments must override this.
+
+        Override it to carry something across (return ``self``, or a new bot holding what it
+        wants). A bot may carry what it learnt of its opponent (how it plays: the opponent is
+        the same all through a sitting) and caches of its own computations. It may not count on
+        anything of the last series going on: each series' seat (which may change), rules,
+        clock and seed come with its Welcome, to ``on_series_start``, and its hands start from
+        the first. A deck it remembers never comes back: the referee never puts both legs of a
+        duplicate pair (the same decks, seats swapped) in one sitting, and nothing of one
+        sitting's process or files reaches another.
+
+        Whatever it returns, the SDK gives that bot the hello's name and version, seeds its
+        :attr:`rng` with the new Welcome's ``bot_seed`` (so a bot that returns ``self`` replays
+        with the league's secret all the same) and calls its ``on_series_start``. An exception
+        here is reported like any error in the bot's code: on stderr, and the bot exits with
+        status 1.
+        """
+        return type(self)()
+
     def _take_identity(self, found: tuple[str, str] | None) -> None:
         """Name and version from bot.toml; a different one set in the class is reported."""
         if found is None:
@@ -176,7 +212,7 @@ class Bot:
         return _BotPolicy(self)
 
     def run(self, address: str | None = None, token: str | None = None) -> int:
-        """Play one series against the referee; returns the process exit status.
+        """Play against the referee, one series or a sitting's; returns the process exit status.
 
         Raises:
             SdkError: ``GIN_REFEREE`` or ``GIN_TOKEN`` is missing.
@@ -191,8 +227,7 @@ class Bot:
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
         with grpc.insecure_channel(address, options=options) as channel:
-            stub = pb_grpc.RefereeStub(channel)
-            return Session(self, token).play(stub)
+            return Session(self, token).play_channel(channel)
 
 
 class _BotPolicy:
@@ -205,65 +240,81 @@ class _BotPolicy:
         return self.bot.decide(view, legal)
 
 
-_DONE: Final = object()
-
-
 class Session:
-    """One series on one stream: the hello, then a loop over the referee's messages."""
+    """One stream: the hello, then a loop over the referee's messages, a series per Welcome."""
 
     def __init__(self, bot: Bot, token: str) -> None:
         self.bot = bot
+        """The bot of the series being played (the next one's comes with its Welcome)."""
         self.token = token
-        self.outbox: SimpleQueue[pb.BotMessage | object] = SimpleQueue()
+        self.outbox: SimpleQueue[pb.BotMessage] = SimpleQueue()
+        """What to send once the message being handled is done with: the answer to a request."""
         self.decoder = RequestDecoder()
         self.info: SeriesInfo | None = None
+        """The Welcome of the series being played; ``None`` before it and after its end."""
+        self.series = 0
+        """Series begun on the stream."""
+        self.plays_on = bot.plays_on
+        """What the hello says: whether a Welcome may come after a series' end."""
         self.finished = False
+        """Whether the goodbye came."""
 
-    def _messages(self) -> Iterator[pb.BotMessage]:
-        while True:
-            item = self.outbox.get()
-            if item is _DONE:
-                return
-            assert isinstance(item, pb.BotMessage)
-            yield item
-
-    def play(self, stub: pb_grpc.RefereeStub) -> int:
-        """Run the series; 0 after a goodbye or a clean close, 1 after an error."""
-        self.outbox.put(
-            pb.BotMessage(
-                hello=pb.Hello(
-                    token=self.token,
-                    name=self.bot.name or "",
-                    version=self.bot.version or "",
-                    protocol_version=PROTOCOL_VERSION,
-                    events_in_requests=self.bot.events_in_requests,
-                )
+    def hello(self) -> pb.BotMessage:
+        """The first message: the token, the bot's identity and what it asks for."""
+        return pb.BotMessage(
+            hello=pb.Hello(
+                token=self.token,
+                name=self.bot.name or "",
+                version=self.bot.version or "",
+                protocol_version=PROTOCOL_VERSION,
+                events_in_requests=self.bot.events_in_requests,
+                plays_on=self.plays_on,
             )
         )
-        responses = stub.Play(self._messages())
+
+    def play_channel(self, channel: grpc.Channel) -> int:
+        """Play the stream on ``channel``, driven from this thread (what :meth:`Bot.run` does);
+        0 after a goodbye, 1 after an error. On a grpcio without the call this needs (see
+        :mod:`protocol._stream`) it says so on stderr and plays on grpcio's threads."""
         try:
-            for message in responses:
+            stream: Stream = CoreStream(channel)
+        except NoCoreCallError as error:
+            _report(f"this grpcio cannot make the SDK's call ({error}): using grpcio's threads")
+            stream = ThreadedStream(pb_grpc.RefereeStub(channel))
+        return self._play_on(stream)
+
+    def play(self, stub: pb_grpc.RefereeStub) -> int:
+        """Play the stream on grpcio's threaded stub (its threads carry every message); 0 after a
+        goodbye, 1 after an error. :meth:`play_channel` is the leaner way."""
+        return self._play_on(ThreadedStream(stub))
+
+    def _play_on(self, stream: Stream) -> int:
+        try:
+            return self._play(stream)
+        finally:
+            stream.close()
+
+    def _play(self, stream: Stream) -> int:
+        try:
+            stream.send(self.hello())
+            while (message := stream.receive()) is not None:
                 if not self.handle(message):
                     return 0
-        except grpc.RpcError as error:
-            if self.finished:
-                return 0
-            _report(f"stream closed by the referee: {error.code()} {error.details()}")
+                while not self.outbox.empty():
+                    stream.send(self.outbox.get())
+        except BrokenStreamError as error:
+            _report(f"stream closed by the referee: {error.code} {error.details}")
             return 1
         except (SdkError, ValueError) as error:
             _report(f"the referee sent something this SDK cannot follow: {error}")
-            responses.cancel()
             return 1
         except _BotCodeError:
-            responses.cancel()
             return 1
-        finally:
-            self.outbox.put(_DONE)
         _report("the referee closed the stream without a goodbye")
         return 1
 
     def handle(self, message: pb.RefereeMessage) -> bool:
-        """Act on one message; False when the series is over.
+        """Act on one message; False when the stream is over.
 
         Raises:
             SdkError: the referee sent something out of order or malformed.
@@ -286,6 +337,14 @@ class Session:
         return True
 
     def _welcome(self, welcome: pb.Welcome) -> None:
+        if self.info is not None:
+            raise SdkError("referee sent a welcome in the middle of a series")
+        if self.series:
+            if not self.plays_on:
+                raise SdkError("referee sent a second welcome, but the hello did not set plays_on")
+            self.bot = self._next_bot()
+            self.decoder = RequestDecoder()
+        self.series += 1
         self.info = SeriesInfo(
             seat=welcome.seat,
             params=params_from_pb(welcome.rules),
@@ -300,9 +359,20 @@ class Session:
             self.bot.seed_random(welcome.bot_seed)
         self._call("on_series_start", 0, self.bot.on_series_start, self.info)
 
+    def _next_bot(self) -> Bot:
+        """The bot for the next series (:meth:`Bot.next_series`), with the hello's identity."""
+        previous = self.bot
+        following = self._call("next_series", 0, previous.next_series)
+        if not isinstance(following, Bot):
+            _report(f"the bot's next_series() returned a {type(following).__name__}, not a Bot")
+            raise _BotCodeError
+        if following is not previous and previous.name is not None:
+            following._take_identity((previous.name, previous.version or ""))
+        return following
+
     def _request(self, request: pb.DecisionRequest) -> None:
         if self.info is None:
-            raise SdkError("referee sent a decision request before the welcome")
+            raise SdkError("referee sent a decision request before the welcome of its series")
         info = self.info
         for event in request.events:  # held back by the referee: as if each had come alone
             self._event(event)
@@ -331,6 +401,7 @@ class Session:
                 totals=totals,
                 hands=ended_series.hands,
             )
+            self.info = None  # a Welcome (a sitting's next series) or the Goodbye comes next
             self._call("on_series_end", 0, self.bot.on_series_end, series)
 
     def _call(

@@ -25,6 +25,11 @@ decide() gets what this seat sees (an Observation) and the legal actions, and re
 Draw any random choice from self.rng (e.g. self.rng.choice(legal)): the SDK seeds it with the
 referee's seed for each series, so a league run again with the same secret replays every hand.
 The random module's own functions, or a generator seeded from the clock or the OS, would not.
+
+The referee may have one process play several series in a row (a sitting): each series after
+the first is played by a fresh $cls() (Bot.next_series). Override next_series to carry what
+the bot learnt of its opponent from one series to the next; set plays_on = False for a fresh
+process every series.
 """
 
 from __future__ import annotations

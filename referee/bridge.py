@@ -240,6 +240,21 @@ class SeatChannel:
         self._write()
         return out or not hand_over
 
+    def ready_to_go_on(self) -> bool:
+        """Between two series of a sitting: whether the stream is still open both ways, with
+        nothing but messages waiting (a close, a break or an abuse the last series left unread
+        ends the sitting for the bot). The messages waiting belong to the series that ended:
+        they are dropped, so that nothing of it is judged in the next one's log."""
+        connection = self._connection
+        if self._ended or self._stopped or not connection.accepting():
+            return False
+        if not (connection.play_open and connection.play_reading):
+            return False
+        if any(item.arrival is not Arrival.MESSAGE for item in self._arrivals):
+            return False
+        self._arrivals.clear()
+        return True
+
     def end_stream(self) -> None:
         """Close the referee's side of the stream after what is queued (idempotent)."""
         if not self._ended:

@@ -19,7 +19,9 @@ is open (before ``Play``, or after it) is answered at once: ``UNIMPLEMENTED`` fo
 Everything a bot can make the referee do without sending a message costs it from a budget of
 :data:`ABUSE_BUDGET` control frames per connection: each SETTINGS, PING, WINDOW_UPDATE, PRIORITY,
 RST_STREAM, GOAWAY, CONTINUATION or unknown frame, each stream beside ``Play``, each DATA frame
-on another stream, and each DATA frame under 1 KiB of ``Play`` that completes no message. The
+on another stream, each DATA frame under 1 KiB of ``Play`` that completes no message, each
+HEADERS frame on ``Play`` after the bot ended it (which ends the connection), and each message
+(an honest bot sends one for each request, and a flood of copies costs it as frames do). The
 budget earns :data:`EARNED_PER_MESSAGE` back for each message the referee sends (an honest client
 answers a message with a PING and a window update or two, at most) and
 :data:`EARNED_PER_SECOND` with time, up to the full budget again. When it runs out, or the bot
@@ -76,6 +78,7 @@ class Error(enum.IntEnum):
     PROTOCOL_ERROR = 1
     INTERNAL_ERROR = 2
     FLOW_CONTROL_ERROR = 3
+    STREAM_CLOSED = 5
     FRAME_SIZE_ERROR = 6
     REFUSED_STREAM = 7
     CANCEL = 8
@@ -510,6 +513,7 @@ class PlayConnection:
             del buffer[: inbound.size]
             inbound.size = -1
             completed += 1
+            self.budget.spend("messages")  # earned back by each one the referee sends
             if not self.listener.message(message):
                 self._end_play(Status.INTERNAL, "a message that does not parse")
         return completed
@@ -572,9 +576,10 @@ class PlayConnection:
     def _play_trailers(self, flags: int) -> None:
         if not flags & END_STREAM:
             raise EndConnectionError(Error.PROTOCOL_ERROR, "headers in the middle of Play")
-        if self.play_reading:
-            self.play_reading = False
-            self.listener.closed()
+        if not self.play_reading:  # Play is half-closed by the bot: nothing more may come on it
+            raise EndConnectionError(Error.STREAM_CLOSED, "headers after the end of Play")
+        self.play_reading = False
+        self.listener.closed()
 
     def _new_stream(self, stream: int, flags: int, fields: dict[bytes, bytes]) -> None:
         path = fields.get(b":path", b"")

@@ -67,6 +67,8 @@ SOCKET_NAME: Final = "referee.sock"
 TAIL_BYTES: Final = 8 * 1024
 HEAD_BYTES: Final = 2 * 1024
 EXIT_WAIT_S: Final = 1.0
+SETTLE_S: Final = 0.02
+"""How long a resting bot runs before it is taken up for its sitting's next series."""
 
 
 class Jail(Protocol):
@@ -85,6 +87,11 @@ class Jail(Protocol):
 
     def spawn(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         """Start the bot inside the jail."""
+        ...
+
+    def renew_cpu_limit(self) -> bool:
+        """Give the bot's processes their CPU-seconds limit anew (a sitting's next series);
+        whether it could."""
         ...
 
     def teardown(self) -> object:
@@ -270,6 +277,24 @@ class RemoteSeat:
         process = self.process
         sound = process is not None and process.poll() is None and not self.spent
         return self.plays_on and self.identity is not None and not self.closed and sound
+
+    async def ready_to_go_on(self) -> bool:
+        """Between two series of its sitting, once rested: whether the bot plays the next one.
+        It must still be sound (:meth:`can_play_on`), its stream open both ways with no close or
+        break left unread (what the ended series left waiting is dropped), and its processes
+        given their CPU-seconds limit anew, so that a sitting's series each get what a fresh
+        process would. It is thawed a moment first (:data:`SETTLE_S`): what a bot frozen as its
+        series ended was about to do (close its stream, say) is seen before, not in, the next
+        series."""
+        if not (self.resting and self.can_play_on()):
+            return False
+        self.hold(False)
+        await trio.sleep(SETTLE_S)
+        if not self.can_play_on():
+            return False
+        if self.channel is None or not self.channel.ready_to_go_on():
+            return False
+        return self.jail is not None and self.jail.renew_cpu_limit()
 
     def _take_up(self, seat: int) -> BotIdentity:
         """The next series of a sitting, on the resting bot: thawed, counted anew."""
@@ -505,16 +530,25 @@ class RemoteSeat:
             return  # dropped already, or of an earlier series of the sitting (it is over)
         pending = self.base + decision.request_id
         evidence = {"echoed_request_id": answered, "message": str(message)[:500]}
+        echoed = self._as_logged(answered)
         if not self.base < answered < pending:
             raise BotProtocolError(
-                f"answer echoes request id {answered}, expected {pending}", evidence=evidence
+                f"answer echoes request id {echoed}, expected {decision.request_id}",
+                evidence=evidence,
             )
         self.stale.add(answered)
         detail = (
-            f"answer echoes request id {answered}, a request settled already; "
-            f"the pending request is {pending}"
+            f"answer echoes request id {echoed}, a request settled already; "
+            f"the pending request is {decision.request_id}"
         )
         _notice(decision, BotProtocolError(detail, evidence=evidence))
+
+    def _as_logged(self, answered: int) -> str:
+        """A request id the bot echoed, as the series' log numbers requests (from 1); in a
+        sitting's later series, with the id it had on the stream."""
+        if self.base == 0 or answered <= self.base:
+            return str(answered)
+        return f"{answered - self.base} (id {answered} on the stream)"
 
     def notify(self, event: SeatEvent) -> None:
         """Send an event (nothing waits for it).

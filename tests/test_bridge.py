@@ -324,6 +324,32 @@ def test_a_broken_rule_of_http2_ends_the_connection() -> None:
     assert other.heard.said == [("abused", "DATA on stream 0")]
 
 
+def test_headers_after_the_bot_ended_play_end_the_connection() -> None:
+    """Trailers on a Play the bot has half-closed: each would be decoded for nothing."""
+    bot = Bot()
+    bot.open(1)
+    bot.connection.feed(frame(Frame.DATA, END_STREAM, 1))
+    assert bot.heard.said == [("closed", None)]
+    bot.open(1, flags=END_HEADERS | END_STREAM)
+    assert [kind for kind, _ in bot.heard.said][:2] == ["closed", "abused"]
+    assert bot.connection.ended
+
+
+def test_a_flood_of_messages_spends_the_budget() -> None:
+    """Copies of an answer the referee drops unseen cost the bot as control frames do; one
+    message for each of the referee's is free."""
+    bot = Bot()
+    bot.open(1)
+    for _ in range(3 * ABUSE_BUDGET):  # an honest bot: an answer for each request
+        bot.connection.send_message(b"request")
+        bot.say(b"answer")
+    assert {kind for kind, _ in bot.heard.said} == {"message"}
+    for _ in range(ABUSE_BUDGET + 10):
+        bot.say(b"answer")
+    assert [kind for kind, _ in bot.heard.said][-2:] == ["abused", "broken"]
+    assert "messages" in str(bot.heard.said[-2][1])
+
+
 # --- a bot's socket ---------------------------------------------------------------------------
 
 

@@ -16,11 +16,14 @@ from types import ModuleType
 import pytest
 import trio
 
+from referee.control import FaultPolicy, TimeControl
+from referee.local import code_hash
 from referee.replay import verify_log
-from referee.rules import GreedyPolicy, play_series
-from referee.sandbox import Layer, Sandbox
+from referee.rules import GreedyPolicy, RuleParams, play_series
+from referee.sandbox import Layer, Sandbox, SandboxLimits
 from tournaments.executors.local import LocalExecutor
 from tournaments.league import LeagueConfig, create_league
+from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.store import ResultRow, Store
@@ -134,3 +137,121 @@ def test_the_node_and_go_bots_play_sittings_in_a_real_league(tmp_path: Path) -> 
     results = store.results(league)
     assert all(not result.summary.faults for result in results)
     assert all(verify_log(Path(result.log_path)).ok for result in results)
+
+
+# --- what a sitting must not carry into the next series ------------------------------------------
+
+BURNER = """
+import sys, time
+from protocol.sdk import Bot
+from referee.rules import GreedyPolicy
+
+
+class Burner(Bot):
+    name = "burner"
+    version = "1"
+
+    def __init__(self):
+        self.policy = GreedyPolicy(knock_at=10)
+
+    def on_series_start(self, info):
+        began = time.process_time()
+        while time.process_time() - began < 1.5:  # builds its tables: 1.5 CPU-s a series
+            pass
+        sys.stderr.write(f"BURNER cpu {time.process_time():.1f}\\n")
+
+    def decide(self, view, legal):
+        return self.policy(view, legal)
+
+
+if __name__ == "__main__":
+    sys.exit(Burner().run())
+"""
+
+
+def play_a_sitting(
+    tmp_path: Path, bot: Path, series: int, limits: SandboxLimits | None = None
+) -> list[MatchOutcome | WorkerFailure]:
+    """``series`` series of ``bot`` against greedy sent to one worker as one sitting."""
+    greedy = SAMPLES / "greedy"
+    jobs = [
+        MatchJob(
+            f"s~{index}",
+            100 + index,
+            (str(bot), str(greedy)),
+            (code_hash(bot), code_hash(greedy)),
+            RuleParams(),
+            TimeControl(),
+            FaultPolicy(),
+            str(tmp_path / f"s~{index}.jsonl"),
+            parent=os.getpid(),
+            limits=limits or SandboxLimits(),
+            sitting="sit",
+            sitting_ends=index == series - 1,
+        )
+        for index in range(series)
+    ]
+
+    async def main() -> list[MatchOutcome | WorkerFailure]:
+        executor = LocalExecutor(1, prefetch=False)
+        try:
+            return [await executor.play(job) for job in jobs]
+        finally:
+            await executor.aclose()
+
+    return trio.run(main)
+
+
+def bot_of(tmp_path: Path, name: str, code: str) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "bot.py").write_text(code)
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\nversion = "1"\ncommand = ["python", "bot.py"]\n'
+    )
+    return folder
+
+
+@pytest.mark.slow
+def test_a_sitting_does_not_add_up_the_cpu_seconds_limit(tmp_path: Path) -> None:
+    """A bot that uses 1.5 CPU-s a series under a 4 CPU-s limit plays four series of a sitting
+    without a crash: its process is given the limit anew, or, where the kernel refuses that,
+    replaced before a series it might not finish (over half the limit used)."""
+    needs_bwrap()
+    burner = bot_of(tmp_path, "burner", BURNER)
+    outcomes = play_a_sitting(
+        tmp_path, burner, 4, SandboxLimits(cpu_seconds=4, cpu_grace_seconds=1)
+    )
+    assert all(isinstance(outcome, MatchOutcome) for outcome in outcomes)
+    assert [o.summary.faults for o in outcomes if isinstance(o, MatchOutcome)] == [()] * 4
+    said = [(tmp_path / f"s~{index}.jsonl.seat0.stderr").read_text() for index in range(4)]
+    cpu = [float(text.split("BURNER cpu ")[1].split()[0]) for text in said]
+    assert max(cpu) > 2.5  # it did play on: a process of its sitting played two series
+
+
+@pytest.mark.slow
+def test_a_bot_that_closed_its_stream_after_a_series_is_not_taken_up(tmp_path: Path) -> None:
+    """A bot that half-closes its stream right after a series' end gets a fresh process for the
+    next series: the close is its own, not a crash charged to the next series."""
+    needs_bwrap()
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    shutil.copy(ROOT / "tests" / "hostile" / "raw_http2.py", folder / "raw.py")
+    (folder / "bot.toml").write_text(
+        'name = "attack"\nversion = "endclose"\ncommand = ["python", "raw.py", "endclose"]\n'
+    )
+    outcomes = play_a_sitting(tmp_path, folder, 5)
+    assert all(isinstance(outcome, MatchOutcome) for outcome in outcomes)
+    crashed = [
+        index
+        for index, outcome in enumerate(outcomes)
+        if isinstance(outcome, MatchOutcome) and outcome.summary.faults
+    ]
+    # The close is seen before the next series is given to the bot (it is thawed a moment
+    # first), so no series pays for it; taken up regardless, the bot would lose every other
+    # series (2 and 4 of 5). A machine so loaded that the bot cannot send its close within
+    # the moment may cost one series: never more, since a crash ends its sitting.
+    assert len(crashed) <= 1, crashed
+    said = [(tmp_path / f"s~{index}.jsonl.seat0.stderr").read_text() for index in range(5)]
+    closes = sum("half-closed after series end" in text for text in said)
+    assert closes >= 4  # each series but a crashed one on a fresh process that closed again

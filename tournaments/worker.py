@@ -292,15 +292,19 @@ class Worker:
         if prior is None:
             return None
         await prior.known.wait()
-        same = (prior.bots[index], prior.hashes[index]) == (job.bots[index], job.hashes[index])
-        if prior.seats is None or not same:
+        if prior.seats is None:
             return None
         seat = prior.seats[index]
+        same = (prior.bots[index], prior.hashes[index]) == (job.bots[index], job.hashes[index])
+        if not same:  # (the runner never sends this) whatever rests of it goes
+            await prior.closed.wait()
+            self.closing.start_soon(_close_for_good, seat)
+            return None
         await prior.connected.wait()
         if not seat.plays_on:
             return None
         await prior.closed.wait()  # its close: a bot that can play on rests, its stderr kept
-        if seat.resting and seat.can_play_on():
+        if await seat.ready_to_go_on():
             return seat
         if seat.resting:
             self.closing.start_soon(_close_for_good, seat)

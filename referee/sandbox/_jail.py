@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
+import resource
 import secrets
 import shlex
 import shutil
@@ -303,6 +304,16 @@ class Sandbox:
         return target
 
 
+def _cpu_seconds_used(pid: int) -> int | None:
+    """The CPU seconds (user and system, rounded up) a process has used; None if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    except (OSError, ValueError, IndexError):
+        return None
+    return -(-ticks // os.sysconf("SC_CLK_TCK"))
+
+
 class BotJail:
     """One bot's jail. ``spawn`` starts it, ``teardown`` removes every trace (idempotent)."""
 
@@ -510,6 +521,26 @@ class BotJail:
         found.update(roots)
         found.update(descendants(roots, snapshot))
         return sorted(found & living)
+
+    def renew_cpu_limit(self) -> bool:
+        """Before a sitting's next series: give each of the jail's processes its CPU-seconds
+        limit anew, counted from the CPU it has used so far, so that the series gets what a fresh
+        process would. Where the kernel refuses that (raising another user's limit needs
+        ``CAP_SYS_RESOURCE`` over it, which some hosts withhold even from root), whether every
+        process still has at least half its limit left; a bot that has not is started afresh.
+        """
+        limits = self.sandbox.limits
+        renewed = True
+        for pid in self.processes():
+            used = _cpu_seconds_used(pid)
+            if used is None:
+                continue  # gone meanwhile
+            soft = used + limits.cpu_seconds
+            try:
+                resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + limits.cpu_grace_seconds))
+            except OSError:
+                renewed = renewed and used <= limits.cpu_seconds / 2
+        return renewed
 
     def oom_kills(self) -> int:
         """Processes of the jail taken by the OOM killer (0 without a memory cgroup)."""

@@ -302,6 +302,8 @@ class LocalExecutor:
         home = [w for w in usable if sitting and sitting in w.sittings]
         if home and len(home[0].in_flight) < limit:
             return home[0]
+        # Workers between two series of a sitting come last: its next series is on its way.
+        usable.sort(key=lambda worker: bool(worker.sittings - {sitting}))
         idle = [worker for worker in usable if not worker.in_flight]
         if idle or not self.prefetch:
             return idle[0] if idle else None

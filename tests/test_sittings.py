@@ -6,6 +6,7 @@ sittings, on the scripted executor: tests/test_sittings_runner.py.)"""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import re
 import shutil
@@ -240,7 +241,7 @@ def test_a_bot_that_closed_its_stream_after_a_series_is_not_taken_up(tmp_path: P
     (folder / "bot.toml").write_text(
         'name = "attack"\nversion = "endclose"\ncommand = ["python", "raw.py", "endclose"]\n'
     )
-    outcomes = play_a_sitting(tmp_path, folder, 5)
+    outcomes = play_a_sitting(tmp_path, folder, 9)
     assert all(isinstance(outcome, MatchOutcome) for outcome in outcomes)
     crashed = [
         index
@@ -249,9 +250,7 @@ def test_a_bot_that_closed_its_stream_after_a_series_is_not_taken_up(tmp_path: P
     ]
     # The close is seen before the next series is given to the bot (it is thawed a moment
     # first), so no series pays for it; taken up regardless, the bot would lose every other
-    # series (2 and 4 of 5). A machine so loaded that the bot cannot send its close within
-    # the moment may cost one series: never more, since a crash ends its sitting.
-    assert len(crashed) <= 1, crashed
-    said = [(tmp_path / f"s~{index}.jsonl.seat0.stderr").read_text() for index in range(5)]
-    closes = sum("half-closed after series end" in text for text in said)
-    assert closes >= 4  # each series but a crashed one on a fresh process that closed again
+    # series (4 of 9). A machine so loaded that the bot cannot send its close within the
+    # moment may cost a series now and then: never two in a row, since a crash ends a sitting.
+    assert len(crashed) <= 2, crashed
+    assert all(later - earlier > 1 for earlier, later in itertools.pairwise(crashed))

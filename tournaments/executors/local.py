@@ -305,8 +305,8 @@ class LocalExecutor:
         # Workers between two series of a sitting come last: its next series is on its way.
         usable.sort(key=lambda worker: bool(worker.sittings - {sitting}))
         idle = [worker for worker in usable if not worker.in_flight]
-        if idle or not self.prefetch:
-            return idle[0] if idle else None
+        if idle or not self.prefetch or len(self.workers) < self.size:
+            return idle[0] if idle else None  # None: a fresh worker while there is room
         holding_one = [worker for worker in usable if len(worker.in_flight) == 1]
         return holding_one[0] if holding_one else None
 

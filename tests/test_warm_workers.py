@@ -631,6 +631,29 @@ def job_of(tmp_path: Path, match_id: str, first: Path, second: Path) -> MatchJob
     )
 
 
+def play_beside(
+    executor: LocalExecutor, playing: MatchJob, waiting: MatchJob
+) -> dict[str, MatchOutcome | WorkerFailure]:
+    """Play ``playing``, and send ``waiting`` once its series has begun (its bots start early,
+    beside it); both outcomes, by match id."""
+    results: dict[str, MatchOutcome | WorkerFailure] = {}
+
+    async def play(job: MatchJob) -> None:
+        results[job.match_id] = await executor.play(job)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play, playing)
+            log = Path(playing.log)
+            while not log.exists() or not log.stat().st_size:  # its series has begun
+                await trio.sleep(0.01)
+            nursery.start_soon(play, waiting)
+        await executor.aclose()
+
+    trio.run(main)
+    return results
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     not Sandbox().has(Layer.CGROUP), reason="freezing a waiting bot needs the cgroup layer (root)"
@@ -649,21 +672,7 @@ def test_a_bot_started_early_gets_no_cpu_while_it_waits(tmp_path: Path) -> None:
     executor = LocalExecutor(1, prefetch=True, watch=watch)
     playing = job_of(tmp_path, "m~a", slow, GREEDY)
     waiting = job_of(tmp_path, "m~b", spinner, GREEDY)
-    results: dict[str, MatchOutcome | WorkerFailure] = {}
-
-    async def play(job: MatchJob) -> None:
-        results[job.match_id] = await executor.play(job)
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(play, playing)
-            log = Path(playing.log)
-            while not log.exists() or not log.stat().st_size:  # its series has begun
-                await trio.sleep(0.01)
-            nursery.start_soon(play, waiting)
-        await executor.aclose()
-
-    trio.run(main)
+    results = play_beside(executor, playing, waiting)
     first, second = results["m~a"], results["m~b"]
     assert isinstance(first, MatchOutcome)
     assert isinstance(second, MatchOutcome)
@@ -717,21 +726,7 @@ def test_a_bot_started_early_is_frozen_from_its_own_hello(tmp_path: Path) -> Non
     executor = LocalExecutor(1, prefetch=True)
     playing = job_of(tmp_path, "m~a", slow, GREEDY)
     waiting = job_of(tmp_path, "m~b", spinner, late)
-    results: dict[str, MatchOutcome | WorkerFailure] = {}
-
-    async def play(job: MatchJob) -> None:
-        results[job.match_id] = await executor.play(job)
-
-    async def main() -> None:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(play, playing)
-            log = Path(playing.log)
-            while not log.exists() or not log.stat().st_size:  # its series has begun
-                await trio.sleep(0.01)
-            nursery.start_soon(play, waiting)
-        await executor.aclose()
-
-    trio.run(main)
+    results = play_beside(executor, playing, waiting)
     assert isinstance(results["m~a"], MatchOutcome)
     second = results["m~b"]
     assert isinstance(second, MatchOutcome)

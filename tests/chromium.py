@@ -37,6 +37,9 @@ FLAGS = (
     "--remote-debugging-pipe",
 )
 TIMEOUT_S = 30.0
+START_TIMEOUT_S = 60.0
+"""The first answer may take longer: a loaded machine (the full suite on two cores) starts a
+browser slowly."""
 
 
 def find_chromium() -> str | None:
@@ -52,6 +55,22 @@ class BrowserError(RuntimeError):
     """Chromium answered a command with an error, or went quiet."""
 
 
+def launch(binary: str, profile: Path, tries: int = 2) -> Chromium:
+    """A started browser (a context manager still: ``with launch(...) as chromium``).
+
+    A browser that does not answer its first command is ended and a fresh one started, once: on
+    a loaded machine a start can stall, and that says nothing of the pages under test.
+    """
+    for attempt in range(1, tries + 1):
+        chromium = Chromium(binary, profile.with_name(f"{profile.name}-{attempt}"))
+        try:
+            return chromium.__enter__()
+        except BrowserError:
+            if attempt == tries:
+                raise
+    raise AssertionError("unreachable")
+
+
 class Chromium:
     """One headless Chromium with one page; a context manager that always ends the browser."""
 
@@ -65,13 +84,18 @@ class Chromium:
         for fd in (to_browser_r, from_browser_w):
             os.close(fd)
         script = f'exec "$0" "$@" 3<&{child_in} 4>&{child_out} {child_in}<&- {child_out}>&-'
-        self.process = subprocess.Popen(
-            ["bash", "-c", script, binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            pass_fds=(child_in, child_out),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        profile.mkdir(parents=True, exist_ok=True)
+        # The browser's stderr goes to a file, never to a pipe nobody reads (a full pipe would
+        # stop the browser); its tail is in the error when the browser goes quiet.
+        self.stderr_path = profile.parent / f"{profile.name}.stderr"
+        with self.stderr_path.open("wb") as stderr:
+            self.process = subprocess.Popen(
+                ["bash", "-c", script, binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+                pass_fds=(child_in, child_out),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
         os.close(child_in)
         os.close(child_out)
         self.write_fd = to_browser_w
@@ -82,14 +106,32 @@ class Chromium:
         self.session = ""
 
     def __enter__(self) -> Chromium:
-        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)
-        attached = self.call(
-            "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, False
-        )
-        self.session = attached["sessionId"]
-        for domain in ("Runtime", "Log", "Page", "Network"):
-            self.call(f"{domain}.enable")
+        if self.session:
+            return self  # started already (by ``launch``)
+        try:
+            target = self.call(
+                "Target.createTarget", {"url": "about:blank"}, False, START_TIMEOUT_S
+            )
+            attached = self.call(
+                "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}, False
+            )
+            self.session = attached["sessionId"]
+            for domain in ("Runtime", "Log", "Page", "Network"):
+                self.call(f"{domain}.enable")
+        except BaseException as error:
+            self._end()  # the browser is never left running behind a failed start
+            if isinstance(error, BrowserError):
+                raise BrowserError(f"{error}; its stderr ends: {self.stderr_tail()!r}") from None
+            raise
         return self
+
+    def stderr_tail(self, size: int = 2000) -> str:
+        """The last ``size`` bytes the browser wrote to its stderr."""
+        try:
+            data = self.stderr_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-size:].decode(errors="replace")
 
     def __exit__(
         self,
@@ -99,15 +141,19 @@ class Chromium:
     ) -> None:
         with contextlib.suppress(BrowserError, OSError):
             self.call("Browser.close", session=False)
+        self._end(grace_s=10)
+
+    def _end(self, grace_s: float = 0.0) -> None:
+        """Wait up to ``grace_s`` for the browser to end, then kill it; close the pipes once."""
         try:
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
         for fd in (self.write_fd, self.read_fd):
-            os.close(fd)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.write_fd = self.read_fd = -1
 
     # --- the protocol --------------------------------------------------------------------------
 
@@ -129,7 +175,11 @@ class Chromium:
         return data
 
     def call(
-        self, method: str, params: dict[str, Any] | None = None, session: bool = True
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: bool = True,
+        timeout_s: float = TIMEOUT_S,
     ) -> dict[str, Any]:
         """Send one command and wait for its answer (keeping the events that come meanwhile)."""
         self.next_id += 1
@@ -137,7 +187,7 @@ class Chromium:
         if session:
             message["sessionId"] = self.session
         self._send(message)
-        deadline = time.monotonic() + TIMEOUT_S
+        deadline = time.monotonic() + timeout_s
         while True:
             answer = self._receive(deadline)
             if answer.get("id") == self.next_id:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from tests import chromium as chromium_module
-from tests.chromium import Chromium, find_chromium
+from tests.chromium import Chromium, find_chromium, launch
 from tests.test_arena_server import GIN, ROOT, SERVING, arena_home
 
 pytestmark = pytest.mark.slow
@@ -455,7 +455,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chromium]:
     assert LOOPBACK_ONLY in flags
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(chromium_module, "FLAGS", flags)  # read when the browser starts
-        chromium = Chromium(CHROMIUM, tmp_path_factory.mktemp("profile"))
+        chromium = launch(CHROMIUM, tmp_path_factory.mktemp("browser") / "profile")
     with chromium:
         chromium.call(
             "Emulation.setDeviceMetricsOverride",

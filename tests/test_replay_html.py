@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from referee.replay import load_replay
-from tests.chromium import Chromium, find_chromium
+from tests.chromium import Chromium, find_chromium, launch
 from tournaments.replay_html import replay_html
 from tournaments.words import step_text
 
@@ -100,7 +100,7 @@ needs_chromium = pytest.mark.skipif(
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[Chromium]:
     assert CHROMIUM is not None
-    with Chromium(CHROMIUM, tmp_path / "profile") as chromium:
+    with launch(CHROMIUM, tmp_path / "profile") as chromium:
         yield chromium
 
 

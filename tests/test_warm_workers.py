@@ -196,8 +196,10 @@ class Counting(Bot):
 
     def __init__(self):
         self.policy = GreedyPolicy(knock_at=10)
+        self.paced = 0
 
     def on_series_start(self, info):
+        self.paced = PACED_DECISIONS
         PLAYED[0] += 1
         sys.stderr.write(f"series {PLAYED[0]} of this process\\n")
         sys.stderr.write(f"began {time.time()}\\n")
@@ -206,6 +208,9 @@ class Counting(Bot):
         sys.stderr.write(f"ended {time.time()}\\n")
 
     def decide(self, view, legal):
+        if self.paced:  # a series that takes a while, as real ones do
+            self.paced -= 1
+            time.sleep(0.1)
         return self.policy(view, legal)
 
 if __name__ == "__main__":
@@ -215,14 +220,16 @@ if __name__ == "__main__":
 
 
 def counting_league(
-    home: Path, series: int, *, plays_on: bool = False
+    home: Path, series: int, *, plays_on: bool = False, paced_decisions: int = 0
 ) -> tuple[Arena, LeagueConfig]:
-    """The counting bot against greedy; the counting bot plays on only if ``plays_on``."""
+    """The counting bot against greedy; the counting bot plays on only if ``plays_on``, and
+    takes 0.1 s over each of its first ``paced_decisions`` decisions of a series."""
     arena = Arena(home)
     store = arena.open_store()
     folder = home / "src" / "counting"
     folder.mkdir(parents=True)
-    (folder / "bot.py").write_text(COUNTING_BOT.replace("PLAYS_ON", str(plays_on)))
+    bot = COUNTING_BOT.replace("PLAYS_ON", str(plays_on))
+    (folder / "bot.py").write_text(bot.replace("PACED_DECISIONS", str(paced_decisions)))
     (folder / "bot.toml").write_text(
         'name = "counting"\nversion = "1"\ncommand = ["python", "bot.py"]\n'
     )
@@ -281,7 +288,9 @@ def times(text: str) -> dict[str, float]:
 def test_a_worker_starts_its_next_bots_while_a_match_plays_one_series_at_a_time(
     tmp_path: Path, prefetch: bool
 ) -> None:
-    arena, config = counting_league(tmp_path / "home", series=6)
+    # Each series lasts at least 0.8 s, longer than a bot's start even on a loaded machine: a
+    # prefetched bot then surely starts while the series before it plays.
+    arena, config = counting_league(tmp_path / "home", series=6, paced_decisions=8)
     store = arena.open_store()
     executor = LocalExecutor(1, prefetch=prefetch)
     progress = trio.run(LeagueRunner(arena, store, config, 1, executor=executor).run)

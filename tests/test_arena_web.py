@@ -913,9 +913,9 @@ def test_the_live_page_shows_matches_in_flight_and_a_bots_name_finds_its_latest(
 def test_the_event_stream_pings_and_resumes_after_the_last_event_seen(
     site: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tournaments.arena.web as web_module  # noqa: PLC0415 - to shorten the ping
+    import tournaments.arena.web._live as live_module  # noqa: PLC0415 - to shorten the ping
 
-    monkeypatch.setattr(web_module, "PING_S", 0.05)
+    monkeypatch.setattr(live_module, "PING_S", 0.05)
 
     async def check(site: Site) -> None:
         missed = site.service.events.publish("pair", {"matches": ["m1"], "seats": ["a", "b"]})

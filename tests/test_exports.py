@@ -270,6 +270,23 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "sample_bots.strong": (),
     "tournaments": (),
     "tournaments.arena": (),
+    "tournaments.arena.web": (
+        "API_PER_MINUTE",
+        "CSP",
+        "FORM_BYTES",
+        "LOGINS_PER_MINUTE",
+        "PING_S",
+        "RECENT_MATCHES",
+        "REPLAY_CACHE",
+        "REPLAY_CSP",
+        "ROUTES",
+        "SESSION_COOKIE",
+        "SESSION_S",
+        "STDERR_SHOWN",
+        "STREAMS_PER_CLIENT",
+        "UPLOADS_PER_MINUTE",
+        "create_app",
+    ),
     "tournaments.cli": (),
     "tournaments.cli.app": (
         "app",
@@ -368,6 +385,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "service",
         "web",
     ),
+    "tournaments.arena.web": (),
     "tournaments.cli": (
         "app",
         "arena",
@@ -397,6 +415,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 TESTED: dict[str, tuple[str, ...]] = {
     "tests.brute": ("referee.rules",),
     "tests.cluster_scenario": ("referee.sandbox",),  # not its package: the process table, borrowed
+    "tests.test_arena_web": ("tournaments.arena.web",),  # the event stream's ping, made short
     "tests.test_bot_programs": ("referee.sandbox",),
     "tests.test_bytecode": ("referee.sandbox",),
     "tests.test_cards": ("referee.rules",),

@@ -1,0 +1,69 @@
+"""The arena's web app: server-rendered pages (the leaderboard, a bot, a match, the live page),
+the JSON API of ``docs`` (uploads, submissions, retiring, stderr, the leaderboard) and the
+downloads, hardened for the open internet.
+
+Threads: pages and other reads are plain (``def``) endpoints, which Starlette runs in its thread
+pool; they read through :meth:`ArenaService.reader` (one store connection per thread). Writes
+(uploads, retiring, logging in) are ``async`` endpoints on the trio thread, through the service's
+own store. The leaderboard is the service's snapshot (``service.board``): no request computes
+standings.
+
+Hardening: a strict Content Security Policy and the usual headers on every response; sessions
+kept by the server: the cookie (HttpOnly, SameSite=Strict, Secure over https) holds a random
+session id, the store only its SHA-256 digest, looked up on each request (logging out ends the
+session, and so does revoking the token it was opened with); a CSRF token (an HMAC of the session
+id) on every form plus an Origin/Referer check on every form post; request bodies capped while
+they are read (413); token buckets per API token, per client address for anonymous API calls and
+for ``/login`` (429 with ``Retry-After``); at most :data:`STREAMS_PER_CLIENT` live-page streams
+per client address (429); static files from a fixed map held in memory (no path reaches the
+server's files); every text a bot or an author gave escaped
+(Jinja2's autoescape, and :func:`referee.bot_text.shown` for control characters); error pages
+without tracebacks.
+
+The modules, each endpoint a function of its own that finds the app's parts in
+``request.app.state.web``:
+
+- ``_app``: the routes table, the error pages and :func:`create_app`;
+- ``_state``: the app's parts (the service, the templates, the limits, the caches);
+- ``_pages``: the pages (the leaderboard, a bot, a match, a replay); ``_plot``: a bot's rating
+  over time;
+- ``_forms``: logging in and out, and retiring a bot from its page;
+- ``_live``: the live page and its event stream;
+- ``_api``: the JSON API; ``_downloads``: a match's log, the standings and the static files;
+- ``_auth``: sessions, CSRF tokens, API tokens and the rate limits;
+- ``_hardening``: the security headers and policies, and request bodies capped;
+- ``_filters``: how the pages write times, numbers, paths and a bot's texts; ``_errors``: the
+  answer that refuses a request.
+"""
+
+from tournaments.arena.web._app import ROUTES, create_app
+from tournaments.arena.web._auth import (
+    API_PER_MINUTE,
+    LOGINS_PER_MINUTE,
+    SESSION_COOKIE,
+    SESSION_S,
+    STREAMS_PER_CLIENT,
+    UPLOADS_PER_MINUTE,
+)
+from tournaments.arena.web._hardening import CSP, FORM_BYTES, REPLAY_CSP
+from tournaments.arena.web._live import PING_S
+from tournaments.arena.web._pages import RECENT_MATCHES, STDERR_SHOWN
+from tournaments.arena.web._state import REPLAY_CACHE
+
+__all__ = [
+    "API_PER_MINUTE",
+    "CSP",
+    "FORM_BYTES",
+    "LOGINS_PER_MINUTE",
+    "PING_S",
+    "RECENT_MATCHES",
+    "REPLAY_CACHE",
+    "REPLAY_CSP",
+    "ROUTES",
+    "SESSION_COOKIE",
+    "SESSION_S",
+    "STDERR_SHOWN",
+    "STREAMS_PER_CLIENT",
+    "UPLOADS_PER_MINUTE",
+    "create_app",
+]

@@ -1,0 +1,68 @@
+"""What the app serves as files: a match's log, the standings (JSON and CSV) and the static files
+of the pages (from a fixed map held in memory: no path reaches the server's files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from tournaments.arena.privacy import redacted_log
+from tournaments.arena.web._auth import api_author, bearer, viewer_of
+from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._filters import url_path
+from tournaments.arena.web._state import owned_seats, web_of
+
+
+def log_download(request: Request) -> Response:
+    """``/matches/{match_id}/log.jsonl``: a match's log, the fault evidence of the seats the
+    viewer (by session or token) does not own emptied."""
+    web = web_of(request)
+    match_id = request.path_params["match_id"]
+    store = web.service.reader()
+    result = store.result(match_id)
+    if result is None or not Path(result.log_path).is_file():
+        raise Refused(404, "no log for this match")
+    author = viewer_of(request, store).author if bearer(request) is None else None
+    if bearer(request) is not None:
+        author = api_author(request, store, web.api)
+    visible = owned_seats(store, result.seats, author)
+    try:
+        text = redacted_log(Path(result.log_path), visible)
+    except (OSError, UnicodeDecodeError):
+        raise Refused(404, "the log of this match cannot be read") from None
+    return Response(
+        text,
+        media_type="application/x-ndjson",
+        headers={"content-disposition": f'attachment; filename="{url_path(match_id)}.jsonl"'},
+    )
+
+
+def standings_json(request: Request) -> Response:
+    """``/standings.json``: the board's standings."""
+    standings = web_of(request).service.board.standings
+    if standings is None:
+        raise Refused(404, "no standings yet")
+    return JSONResponse(standings.to_dict())
+
+
+def standings_csv(request: Request) -> Response:
+    """``/standings.csv``: the board's standings, a row per bot."""
+    standings = web_of(request).service.board.standings
+    if standings is None:
+        raise Refused(404, "no standings yet")
+    return Response(
+        standings.to_csv(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="standings.csv"'},
+    )
+
+
+def static(request: Request) -> Response:
+    """``/static/{name}``: one of the pages' style sheet and script."""
+    found = web_of(request).static.get(request.path_params["name"])
+    if found is None:
+        raise Refused(404, "not found")
+    content, kind = found
+    return Response(content, media_type=kind, headers={"cache-control": "max-age=300"})

@@ -20,7 +20,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "referee.rules": frozenset(),
     "protocol": frozenset({"referee.rules"}),
     "referee.sandbox": frozenset({"protocol", "referee.rules"}),
-    "referee": frozenset({"protocol", "referee.rules", "referee.sandbox"}),
+    # The referee knows a bot's jail by the ``Jail`` protocol alone (``referee.remote``): the
+    # sandbox that makes jails is handed in by the league's worker, never imported.
+    "referee": frozenset({"protocol", "referee.rules"}),
     "referee.replay": frozenset({"protocol", "referee", "referee.rules"}),
     "sample_bots": frozenset({"protocol", "referee.rules"}),
     "tournaments": frozenset(
@@ -103,6 +105,7 @@ def test_every_module_has_a_layer() -> None:
         ("referee.rules.hand", "referee.match"),  # the rules stay pure
         ("referee.match", "referee.replay"),  # the referee knows nothing of replays
         ("referee.match", "tournaments.store"),  # ... nor of leagues
+        ("referee.remote", "referee.sandbox._jail"),  # ... nor of the sandbox's jails
         ("tournaments.runner", "tournaments.cli.render"),  # nothing imports the command line
         ("protocol.sdk", "referee.match"),  # bots see the protocol and the rules only
         ("sample_bots.strong.strategy", "referee.local"),

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test check lint bench proto clean node-bot go-bot sandbox-deps browser-deps
+.PHONY: demo test check lint bench proto clean node-bot go-bot cpp-bot sandbox-deps browser-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,53 @@ $(GO_BOT_BIN): $(GO_BOT_DIR)/main.go protocol/hollywood_gin.proto
 
 go-bot: $(GO_BOT_BIN)
 
+# The C++ sample bot: protoc and grpc_cpp_plugin generate the C++ code of the .proto into
+# build/cpp-bot/, and g++ links ./gin-cpp-bot statically (gRPC without TLS, protobuf, abseil,
+# c-ares, re2, zlib, glibc) from Debian's packages, offline: the binary needs no library in the
+# sandbox. The generated code is compiled once (the slow part); editing main.cc rebuilds only
+# main.o. glibc warns that getaddrinfo in a static binary needs its own libraries at run time:
+# harmless, the bot dials the referee's unix socket, never a host name. As root this installs
+# whichever of the packages is missing; otherwise a missing one fails loudly.
+CPP_BOT_DIR   := sample_bots/cpp
+CPP_BOT_BIN   := $(CPP_BOT_DIR)/gin-cpp-bot
+CPP_BOT_BUILD := build/cpp-bot
+CPP_BOT_DEBS  := g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+CPP_BOT_GEN   := $(CPP_BOT_BUILD)/hollywood_gin.pb.cc $(CPP_BOT_BUILD)/hollywood_gin.grpc.pb.cc
+CPP_BOT_OBJS  := $(CPP_BOT_BUILD)/main.o $(CPP_BOT_GEN:.cc=.o)
+CPP_BOT_FLAGS := -std=c++17 -O2 -I$(CPP_BOT_BUILD)
+
+$(CPP_BOT_BUILD)/generated: protocol/hollywood_gin.proto
+	@missing=""; \
+	for package in $(CPP_BOT_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make cpp-bot: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "make cpp-bot: missing Debian packages:$$missing (as root: apt-get install$$missing)" >&2; exit 1; \
+	  fi; \
+	fi
+	rm -rf $(CPP_BOT_BUILD) && mkdir -p $(CPP_BOT_BUILD)
+	protoc -Iprotocol --cpp_out=$(CPP_BOT_BUILD) --grpc_out=$(CPP_BOT_BUILD) \
+	  --plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) protocol/hollywood_gin.proto
+	touch $@
+
+$(CPP_BOT_GEN): $(CPP_BOT_BUILD)/generated
+
+$(CPP_BOT_BUILD)/%.o: $(CPP_BOT_BUILD)/%.cc $(CPP_BOT_BUILD)/generated
+	g++ $(CPP_BOT_FLAGS) -c $< -o $@
+
+$(CPP_BOT_BUILD)/main.o: $(CPP_BOT_DIR)/main.cc $(CPP_BOT_BUILD)/generated
+	g++ $(CPP_BOT_FLAGS) -Wall -Wextra -c $< -o $@
+
+$(CPP_BOT_BIN): $(CPP_BOT_OBJS)
+	g++ -static -s -o $@ $(CPP_BOT_OBJS) \
+	  $$(pkg-config --static --libs grpc++_unsecure protobuf) -lupb -lcares -lre2 -laddress_sorting -lz
+
+cpp-bot: $(CPP_BOT_BIN)
+
 # System tools of the bot sandbox (referee/sandbox): bubblewrap and libseccomp. As root this installs
 # whichever is missing; otherwise it only says that the sandbox tests will skip the root-only layers.
 sandbox-deps:
@@ -93,7 +140,7 @@ browser-deps:
 demo: $(STAMP) node-bot sandbox-deps
 	$(BIN)/gin league demo
 
-test: $(STAMP) node-bot go-bot sandbox-deps browser-deps
+test: $(STAMP) node-bot go-bot cpp-bot sandbox-deps browser-deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -121,4 +168,5 @@ proto: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m protocol.codegen .
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(GO_BOT_BUILD) $(GO_BOT_BIN)
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis $(GO_BOT_BUILD) $(GO_BOT_BIN) \
+	  $(CPP_BOT_BUILD) $(CPP_BOT_BIN)

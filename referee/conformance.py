@@ -4,23 +4,28 @@ The bot plays real series, in its sandbox, against the sample greedy policy (in-
 seats alternating, until it has made a few hundred decisions. Any fault stops the check (the
 fault policy forfeits on the first), and each failed item says what to fix. An item passes only
 on evidence: what the bot did not get far enough to show is unproven, not passed. The report
-keeps the last lines of the bot's stderr, for its author to read as the bot wrote them.
+keeps the last lines of the bot's stderr, for its author to read as the bot wrote them. A
+compiled bot that cannot start for want of a shared library (or of its ELF interpreter) in the
+sandbox is told so in one line, with what to do.
 """
 
 from __future__ import annotations
 
 import enum
+import re
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from protocol.manifest import ManifestError, load_manifest
+from protocol.manifest import SYSTEM_PATHS, Manifest, ManifestError, load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig, MatchResult, SeatStats
 from referee.remote import JailFactory, RemoteSeat
 from referee.rules import GreedyPolicy
+from referee.sandbox._mounts import INSIDE_CODE
 from referee.seats import InProcessSeat, Seat
 
 DECISIONS: Final = 300
@@ -30,6 +35,18 @@ STDERR_LINES: Final = 20
 CHECK_EXIT_WAIT_S: Final = 3.0
 """How long a checked bot has to exit after its goodbye (a match gives it a second: a loaded
 machine must not fail a bot that does exit)."""
+ELF_HEAD_BYTES: Final = 64 * 1024
+"""How much of a bot's program is read to find its ELF interpreter (its program headers)."""
+_LOADER_ERROR: Final = re.compile(r"error while loading shared libraries: ([\w.+/@-]{1,200}):")
+"""The dynamic loader's error, naming the library (a file name or path of plain characters: the
+name goes into the one-line verdict, so no control character or markup may come with it)."""
+_NO_SUCH_FILE: Final = "No such file or directory"
+_SANDBOX_SHOWS: Final = "shows only the machine's /usr and the bot's folder"
+_PT_INTERP: Final = 3
+_PHDR_MIN_BYTES: Final = 32
+"""The smallest ELF program header (32-bit); a file that claims less is not read further."""
+_SEEN_SYSTEM: Final = (*SYSTEM_PATHS, "/lib32", "/libx32")
+"""The machine's folders a sandboxed bot sees (its own folder aside)."""
 
 
 class NoBotFolder(FileNotFoundError):  # noqa: N818 - named for what happened
@@ -304,6 +321,7 @@ async def check_bot(
         )
     else:
         items.append(next((item for item in clean_exits if not item.passed), _exit_item(last)))
+    stderr = (last.stderr_kept() if last else None) or ""
     return CheckReport(
         folder,
         manifest.ident,
@@ -312,15 +330,101 @@ async def check_bot(
         series,
         startup,
         tuple(faults),
-        never_started=_never_started(evidence),
-        stderr=tail_lines((last.stderr_kept() if last else None) or ""),
+        never_started=_never_started(evidence, manifest, stderr),
+        stderr=tail_lines(stderr),
     )
 
 
-def _never_started(evidence: _Evidence) -> str:
+def _never_started(evidence: _Evidence, manifest: Manifest, stderr: str) -> str:
     """Why the bot never said hello, and what to do; empty if it did."""
     if evidence.said_hello:
         return ""
+    if trouble := _library_trouble(manifest, stderr):
+        return f"never started: {trouble}"
     first = next((f for f in evidence.faults if f.kind is FaultKind.STARTUP_FAILURE), None)
     why = "no hello" if first is None else first.detail
     return f"never started: {why}; {_ADVICE[FaultKind.STARTUP_FAILURE][1]}"
+
+
+def _library_trouble(manifest: Manifest, stderr: str) -> str:
+    """Why the bot's program could not be loaded in the sandbox, with what to do: a shared
+    library the dynamic loader did not find there, or an ELF interpreter that is not there (the
+    exec then fails with "No such file or directory" though the program is in the folder).
+    Empty when its stderr says neither, or when the interpreter is one the sandbox shows (a
+    Python bot's "No such file or directory" is its own)."""
+    program = manifest.command[0]
+    if library := missing_library(stderr):
+        return (
+            f"{program} cannot load the shared library {library}: the sandbox {_SANDBOX_SHOWS}; "
+            "link it statically, or put it in the bot folder and link with -Wl,-rpath,'$ORIGIN'"
+        )
+    loader = elf_interpreter(Path(manifest.argv()[0])) if _NO_SUCH_FILE in stderr else ""
+    if loader and not _seen_in_sandbox(Path(loader), manifest.folder):
+        return (
+            f"{program} cannot start: its ELF interpreter {loader} is not in the sandbox, which "
+            f"{_SANDBOX_SHOWS}; link it statically, or against the machine's own C library"
+        )
+    return ""
+
+
+def _seen_in_sandbox(path: Path, folder: Path) -> bool:
+    """Whether a sandboxed bot whose folder is ``folder`` sees the absolute ``path``."""
+    seen = (*_SEEN_SYSTEM, INSIDE_CODE, str(folder))
+    return any(path.is_relative_to(place) for place in seen)
+
+
+def missing_library(stderr: str) -> str:
+    """The shared library the dynamic loader could not find, as its error in ``stderr`` names
+    it; empty if there is no such error.
+
+    >>> missing_library("/bot/x: error while loading shared libraries: libgreet.so.1: "
+    ...                 "cannot open shared object file: No such file or directory")
+    'libgreet.so.1'
+    >>> missing_library("Traceback (most recent call last):")
+    ''
+    """
+    found = _LOADER_ERROR.search(stderr)
+    return found.group(1).strip() if found else ""
+
+
+def elf_interpreter(program: Path) -> str:
+    """The ELF interpreter (``PT_INTERP``: the dynamic loader) that ``program`` names; empty for
+    a static binary, a file that is not ELF, or one that cannot be read.
+
+    >>> elf_interpreter(Path("/no/such/program"))
+    ''
+    """
+    try:
+        with program.open("rb") as handle:
+            head = handle.read(ELF_HEAD_BYTES)
+        return _interpreter_in(head)
+    except (OSError, struct.error, UnicodeDecodeError):
+        return ""
+
+
+def _interpreter_in(head: bytes) -> str:
+    """The ``PT_INTERP`` path in the first bytes of an ELF file ("" if none).
+
+    >>> _interpreter_in(b"#!/bin/sh")
+    ''
+
+    Raises:
+        struct.error: the headers are cut short.
+    """
+    if head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+        return ""
+    wide = head[4] == 2
+    order = "<" if head[5] == 1 else ">"
+    word = "Q" if wide else "I"
+    (table,) = struct.unpack_from(order + word, head, 0x20 if wide else 0x1C)
+    size, count = struct.unpack_from(order + "HH", head, 0x36 if wide else 0x2A)
+    if size < _PHDR_MIN_BYTES:
+        return ""
+    for entry in range(table, table + size * count, size):
+        if struct.unpack_from(order + "I", head, entry)[0] != _PT_INTERP:
+            continue
+        # p_offset, then (past p_vaddr and p_paddr) p_filesz.
+        span = order + ("Q16xQ" if wide else "I8xI")
+        offset, length = struct.unpack_from(span, head, entry + (8 if wide else 4))
+        return head[offset : offset + length].rstrip(b"\0").decode()
+    return ""

@@ -387,16 +387,18 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bot", ["node", "go", "greedy"])
+@pytest.mark.parametrize("bot", ["node", "go", "cpp", "greedy"])
 def test_a_bot_of_each_grpc_library_plays_a_series_on_the_channel(
     sandbox: Sandbox, tmp_path: Path, bot: str
 ) -> None:
-    # grpc-js, grpc-go and grpcio, each against the referee's own HTTP/2 (``make node-bot``,
-    # ``make go-bot`` build the first two).
+    # grpc-js, grpc-go, gRPC C++ and grpcio, each against the referee's own HTTP/2 (``make
+    # node-bot``, ``make go-bot``, ``make cpp-bot`` build the first three).
     if bot == "node" and not (SAMPLES / "node" / "node_modules").is_dir():
         pytest.skip("the Node bot's dependencies are not installed (make node-bot)")
     if bot == "go" and not (SAMPLES / "go" / "gin-go-bot").is_file():
         pytest.skip("the Go bot is not built (make go-bot)")
+    if bot == "cpp" and not (SAMPLES / "cpp" / "gin-cpp-bot").is_file():
+        pytest.skip("the C++ bot is not built (make cpp-bot)")
     seats = (
         remote_seat(load_manifest(SAMPLES / bot), sandbox.prepare, f"{bot}-0"),
         remote_seat(load_manifest(SAMPLES / "greedy"), sandbox.prepare, f"greedy-{bot}-1"),

@@ -29,8 +29,9 @@ from referee.sandbox import detect_layers
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("referee", "protocol", "sample_bots", "tournaments")
 # What never goes into the wheel: the Node bot's installed dependencies, caches, build output.
-NOT_SHIPPED = ("node_modules", "__pycache__", "gin-go-bot")
-"""(The Go bot's binary is build output too: `make go-bot` makes it where the sources are.)"""
+NOT_SHIPPED = ("node_modules", "__pycache__", "gin-go-bot", "gin-cpp-bot")
+"""(The Go and C++ bots' binaries are build output too: `make go-bot` and `make cpp-bot` make them
+where the sources are.)"""
 COPY_IGNORE = shutil.ignore_patterns(
     ".git",
     ".venv",

@@ -39,6 +39,8 @@ KNOWN_KEYS: Final = {"name", "version", "command", "author", "description"}
 SYSTEM_PATHS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib64")
 """System folders every bot sees read-only (``referee.sandbox`` mounts them; a test checks), so a
 symlink of a bot folder may point into them (a venv's interpreter)."""
+CODE_MOUNT: Final = "/bot"
+"""Where the sandbox shows a bot its own folder (read-only; its working directory)."""
 MIB: Final = 1024 * 1024
 MAX_FOLDER_BYTES: Final = 50 * MIB
 MAX_FILES: Final = 10_000

@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from protocol.manifest import SYSTEM_PATHS, Manifest, ManifestError, load_manifest
+from protocol.manifest import CODE_MOUNT, SYSTEM_PATHS, Manifest, ManifestError, load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig, MatchResult, SeatStats
 from referee.remote import JailFactory, RemoteSeat
 from referee.rules import GreedyPolicy
-from referee.sandbox._mounts import INSIDE_CODE
 from referee.seats import InProcessSeat, Seat
 
 DECISIONS: Final = 300
@@ -339,14 +338,14 @@ def _never_started(evidence: _Evidence, manifest: Manifest, stderr: str) -> str:
     """Why the bot never said hello, and what to do; empty if it did."""
     if evidence.said_hello:
         return ""
-    if trouble := _library_trouble(manifest, stderr):
+    if trouble := library_trouble(manifest, stderr):
         return f"never started: {trouble}"
     first = next((f for f in evidence.faults if f.kind is FaultKind.STARTUP_FAILURE), None)
     why = "no hello" if first is None else first.detail
     return f"never started: {why}; {_ADVICE[FaultKind.STARTUP_FAILURE][1]}"
 
 
-def _library_trouble(manifest: Manifest, stderr: str) -> str:
+def library_trouble(manifest: Manifest, stderr: str) -> str:
     """Why the bot's program could not be loaded in the sandbox, with what to do: a shared
     library the dynamic loader did not find there, or an ELF interpreter that is not there (the
     exec then fails with "No such file or directory" though the program is in the folder).
@@ -369,7 +368,7 @@ def _library_trouble(manifest: Manifest, stderr: str) -> str:
 
 def _seen_in_sandbox(path: Path, folder: Path) -> bool:
     """Whether a sandboxed bot whose folder is ``folder`` sees the absolute ``path``."""
-    seen = (*_SEEN_SYSTEM, INSIDE_CODE, str(folder))
+    seen = (*_SEEN_SYSTEM, CODE_MOUNT, str(folder))
     return any(path.is_relative_to(place) for place in seen)
 
 

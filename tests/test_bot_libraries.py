@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from protocol.manifest import load_manifest
-from referee.conformance import _library_trouble, elf_interpreter, missing_library
+from referee.conformance import elf_interpreter, library_trouble, missing_library
 from referee.sandbox import Layer, Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -174,7 +174,7 @@ def test_a_python_bots_missing_file_is_not_blamed_on_its_loader() -> None:
     manifest = load_manifest(ROOT / "sample_bots" / "greedy")
     assert elf_interpreter(Path(manifest.argv()[0])) != ""
     stderr = "FileNotFoundError: [Errno 2] No such file or directory: 'weights.bin'\n"
-    assert _library_trouble(manifest, stderr) == ""
+    assert library_trouble(manifest, stderr) == ""
 
 
 # --- gin bot check on programs the sandbox cannot load -------------------------------------------

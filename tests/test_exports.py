@@ -81,6 +81,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "protocol.manifest": (
         "ALWAYS_IGNORED",
+        "CODE_MOUNT",
         "IGNORE_FILE",
         "KNOWN_KEYS",
         "MANIFEST",
@@ -394,6 +395,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "demo",
         "entry",
         "league",
+        "league_new",
         "live",
         "match",
         "play",

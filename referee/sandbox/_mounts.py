@@ -29,9 +29,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Final
 
+from protocol.manifest import CODE_MOUNT
 from referee.sandbox._base import SandboxLimits
 
-INSIDE_CODE: Final = "/bot"
+INSIDE_CODE: Final = CODE_MOUNT
 INSIDE_RUN: Final = "/run/bot"
 PROJECT_PACKAGES: Final = ("protocol", "referee", "sample_bots")
 ROOT_LINKS: Final = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

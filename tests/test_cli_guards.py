@@ -359,7 +359,7 @@ def test_a_narrow_terminal_folds_names_never_figures() -> None:
     ``0/98`` and then ``4``)."""
     rows = tuple(
         (str(i), f"a-bot-with-a-really-long-name-{i}@1.0.{i}", "+120", "-40..+280", "12-4-0",
-         "36-12", "120", "2898/963", "2/96/5", "-", "4.6")
+         "75%", "36-12", "120", "2898/963", "2/96/5", "-", "4.6")
         for i in range(1, 4)
     )  # fmt: skip
     grid = render.Grid("t", render.standings_grid(compute("l", [])).columns, rows)

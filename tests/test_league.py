@@ -393,8 +393,8 @@ def test_standings_from_known_results() -> None:
     pair = next(p for p in standings.pairwise if (p.bot, p.opponent) == ("a", "b"))
     assert (pair.series, pair.units, pair.wins, pair.losses, pair.score) == (2, 1, 2, 0, 1.0)
     assert pair.pentanomial == (0, 0, 0, 0, 1)
-    # One pair: no interval and no LOS (from 4 units up), a won it: a bound, not an estimate.
-    assert (pair.los, pair.elo, pair.elo_bound) == (None, None, "lower")
+    # One pair won: a bound, not an estimate; its LOS is exact from one pair (1 - 0.5^2).
+    assert (pair.los, pair.elo, pair.elo_bound) == (0.75, None, "lower")
     # The mirrored pair m0/m1: a scored 100 + 110, b 40 + 30.
     assert (pair.margin, pair.margin_low) == (140, None)
     data = standings.to_dict()

@@ -48,3 +48,11 @@ def test_the_tour_runs_as_written(tmp_path: Path) -> None:
     assert (tmp_path / "first.txt").read_text().strip()
     assert "my-bot" in done.stdout  # the standings
     assert (tmp_path / ".gin" / "arena.sqlite").is_file()
+
+
+def test_the_readme_opens_with_its_title_then_the_two_commands() -> None:
+    lines = README.splitlines()
+    assert lines[0] == "# Hollywood Gin bot arena"
+    assert lines[1:3] == ["", "```sh"]
+    commands = [line.split("#")[0].strip() for line in lines[3:5]]
+    assert (commands, lines[5]) == (["make demo", "make test"], "```")

@@ -37,7 +37,8 @@ def test_standings_crosstable_table_csv_and_json(
         ("north@1.0", "south@2.0"),
         ("south@2.0", "north@1.0"),
     }
-    assert all(row["los"] == "" and row["units"] == "1" for row in rows)  # below 4 units
+    assert all(row["margin_low"] == "" and row["units"] == "1" for row in rows)  # below 4 units
+    assert {row["los"] for row in rows} <= {"", "0.5"}  # a one-series sweep: exact, 1 - 0.5
     bots = gin(monkeypatch, home, "league", "standings", "t", "--format", "csv").output
     assert bots.splitlines()[0].startswith("rank,bot,series")
     document = json.loads(

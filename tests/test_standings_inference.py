@@ -77,7 +77,7 @@ def test_an_unbeaten_pairing_is_a_bound() -> None:
     assert winless.bound == "upper"
     assert winless.elo_high == pytest.approx(-estimate.elo_low)  # type: ignore[operator]
     assert math.isclose(winless.los or 0, 0.5**6)
-    assert score_estimate([1.0] * 3).los is None
+    assert score_estimate([1.0] * 3).los == 1 - 0.5**3  # exact from one unit: no t needed
 
 
 def test_a_pairings_interval_uses_the_t_quantile_of_its_units() -> None:

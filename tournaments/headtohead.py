@@ -19,7 +19,13 @@ from typing import Any, Final
 
 from referee.control import TimeControl
 from tournaments.executors import Executor
-from tournaments.inference import MeanEstimate, ScoreEstimate, mean_estimate, score_estimate
+from tournaments.inference import (
+    MeanEstimate,
+    ScoreEstimate,
+    mean_estimate,
+    reading,
+    score_estimate,
+)
 from tournaments.league import (
     LeagueConfig,
     LeagueError,
@@ -27,7 +33,7 @@ from tournaments.league import (
     extend_league,
     stored_league,
 )
-from tournaments.pairs import Pentanomial
+from tournaments.pairs import PairOutcome, Pentanomial
 from tournaments.registry import Arena
 from tournaments.runner import LeagueRunner, Listener, PairTally
 from tournaments.sprt import SprtSettings, SprtStatus, status
@@ -190,6 +196,8 @@ class MatchReport:
     series: int
     """Series played (a half-played pair's leg too)."""
     counts: Pentanomial
+    record: tuple[int, int, int]
+    """The first bot's series won, lost and drawn in the complete pairs."""
     score: ScoreEstimate | None
     """The first bot's mean pair score, Elo difference, interval and LOS (``None``: no pairs)."""
     margin: MeanEstimate | None
@@ -202,6 +210,25 @@ class MatchReport:
     """``decided``, ``cap reached`` (a test undecided at the cap), ``played`` (every pair of a
     fixed match) or ``unfinished``."""
 
+    @property
+    def reading(self) -> str | None:
+        """What the pairs show at 95% (:func:`~tournaments.inference.reading`; ``None``: no
+        pairs)."""
+        return None if self.score is None else reading(self.score, self.margin)
+
+    def reading_line(self) -> str | None:
+        """The record and what it shows, e.g. ``8-0 (4 pairs, all won): better at 95%``."""
+        if self.reading is None or self.score is None:
+            return None
+        won, lost, drawn = self.record
+        record = f"{won}-{lost}" + (f"-{drawn}" if drawn else "")
+        pairs = f"{self.pairs} pair{'' if self.pairs == 1 else 's'}"
+        swept = {"lower": ", all won", "upper": ", all lost"}.get(self.score.bound or "", "")
+        said = self.reading
+        if not said.startswith("too few"):
+            said = said.replace(" (", " at 95% (", 1) if " (" in said else f"{said} at 95%"
+        return f"{record} ({pairs}{swept}): {said}"
+
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form (docs/match.md has the schema)."""
         score, margin, test = self.score, self.margin, self.test
@@ -211,6 +238,9 @@ class MatchReport:
             "pairs": self.pairs,
             "series": self.series,
             "pentanomial": list(self.counts),
+            "series_won": self.record[0],
+            "series_lost": self.record[1],
+            "series_drawn": self.record[2],
             "score": None if score is None else score.mean,
             "elo": None
             if score is None
@@ -227,6 +257,8 @@ class MatchReport:
             "settings": None if self.settings is None else self.settings.to_dict(),
             "max_pairs": self.max_pairs,
             "llr": None if test is None else test.llr,
+            "llr_percent": None if test is None else round(test.percent, 1),
+            "reading": self.reading,
             "bounds": None if test is None else [test.lower, test.upper],
             "verdict": None if test is None or test.verdict is None else str(test.verdict),
             "state": self.state,
@@ -262,10 +294,17 @@ def match_report(
         len(units),
         tally.series,
         tally.counts,
-        score_estimate([unit.score for unit in units]) if units else None,
+        _record(units),
+        score_estimate([unit.score for unit in units], series=2 * len(units)) if units else None,
         mean_estimate([unit.margin for unit in units]) if units else None,
         settings,
         test,
         max_pairs,
         state,
     )
+
+
+def _record(units: list[PairOutcome]) -> tuple[int, int, int]:
+    """Series won, lost and drawn over the units."""
+    scores = [score for unit in units for score in unit.scores]
+    return scores.count(1.0), scores.count(0.0), scores.count(0.5)

@@ -255,7 +255,9 @@ def _sd(values: Sequence[float], mean: float) -> float:
     return math.sqrt(math.fsum((value - mean) ** 2 for value in values) / (len(values) - 1))
 
 
-def score_estimate(scores: Sequence[float], level: float = LEVEL) -> ScoreEstimate:
+def score_estimate(
+    scores: Sequence[float], level: float = LEVEL, series: int | None = None
+) -> ScoreEstimate:
     """The estimate of a pairing from its unit scores (each in [0, 1], from the bot's side).
 
     The interval is ``mean ± t(n-1) · se`` on the score scale, mapped to Elo (the map is
@@ -265,10 +267,18 @@ def score_estimate(scores: Sequence[float], level: float = LEVEL) -> ScoreEstima
     would otherwise give an interval of width 0 (it covered 79% at 4 pairs of greedy against
     patient without, 100% with; 94% and 95% at 8 and 16 pairs).
 
-    When every unit is a full win (score 1), the mean's lower bound is ``(1 - level)/2`` to the
-    power ``1/n``: a variable in [0, 1] with mean p is 1 with probability at most p, so n wins
-    in n units have probability at most ``p^n``. LOS is then ``1 - 0.5^n``, the same one-sided
-    test at p = 0.5. A unit-by-unit loss is the mirror image.
+    When every unit is a full win (score 1, a sweep), the estimate is a one-sided bound, exact
+    from one unit up: with ``s`` the series in the sweep (``series``, ``n`` by default), the
+    mean's lower bound is ``(1 - level)/2`` to the power ``1/s``, and LOS is ``1 - 0.5^s``
+    (the same one-sided test at a mean of 0.5), so LOS > 97.5% exactly when the bound is above
+    0 Elo. For lone series (``s = n``) it holds for any unit scores: a score in [0, 1] with mean
+    p is 1 with probability at most p, so n wins have probability at most ``p^n``. For
+    duplicate pairs (``s = 2n``) it counts each pair as its two series: a pair's two legs are
+    won together with probability at most ``p1 p2 <= p^2`` (``p1``, ``p2`` the legs' mean
+    scores, ``p`` theirs) as long as winning one leg does not make winning the other more
+    likely, which the mirrored deals make so (the luck of a deal goes to one bot in one leg and
+    to the other in the other: ``docs/standings.md``, "Sweeps"). A unit-by-unit loss is the
+    mirror image.
 
     Raises:
         ValueError: if ``scores`` is empty.
@@ -276,6 +286,8 @@ def score_estimate(scores: Sequence[float], level: float = LEVEL) -> ScoreEstima
     >>> unbeaten = score_estimate([1.0] * 8)
     >>> unbeaten.bound, round(unbeaten.elo_low), unbeaten.elo_high, unbeaten.los
     ('lower', 93, None, 0.99609375)
+    >>> round(score_estimate([1.0] * 4, series=8).elo_low)  # 4 pairs, 8 series, all won
+    93
     >>> score_estimate([1.0, 0.5, 0.0]).los is None
     True
     """
@@ -284,7 +296,7 @@ def score_estimate(scores: Sequence[float], level: float = LEVEL) -> ScoreEstima
     n = len(scores)
     mean = statistics.fmean(scores)
     if mean in (0.0, 1.0):
-        return _bounded(n, mean, level)
+        return _bounded(n, n if series is None else series, mean, level)
     if n < MIN_UNITS:
         return ScoreEstimate(n, mean, None, elo_from_score(mean), None, None)
     squares = math.fsum((score - mean) ** 2 for score in scores)
@@ -300,12 +312,58 @@ def _finite(elo: float) -> float | None:
     return elo if math.isfinite(elo) else None
 
 
-def _bounded(n: int, mean: float, level: float) -> ScoreEstimate:
-    if n < MIN_UNITS:
-        return ScoreEstimate(n, mean, None, None, None, None, "lower" if mean else "upper")
+def _bounded(n: int, series: int, mean: float, level: float) -> ScoreEstimate:
+    """A sweep (``mean`` 1) or a whitewash (0) of ``n`` units, ``series`` series: the exact
+    one-sided bound."""
     tail = (1.0 - level) / 2.0
-    edge = elo_from_score(tail ** (1.0 / n))
-    los = 1.0 - 0.5**n
+    edge = elo_from_score(tail ** (1.0 / series))
+    los = 1.0 - 0.5**series
     if mean == 1.0:
         return ScoreEstimate(n, mean, los, None, edge, None, "lower")
     return ScoreEstimate(n, mean, 1.0 - los, None, None, -edge, "upper")
+
+
+# --- what a pairing says -----------------------------------------------------------------------
+
+
+def _side(low: float | None, high: float | None) -> str | None:
+    """``better`` or ``worse`` where an interval excludes 0, ``undecided`` where it holds 0,
+    ``None`` where there is none."""
+    if low is None and high is None:
+        return None
+    if low is not None and low > 0:
+        return "better"
+    if high is not None and high < 0:
+        return "worse"
+    return "undecided"
+
+
+def reading(score: ScoreEstimate, margin: MeanEstimate | None, unit: str = "pair") -> str:
+    """What a pairing's units say at the level of its intervals (95%), in a few words.
+
+    The series decide (the Elo interval or a sweep's bound, which agree with LOS): ``better``
+    or ``worse`` where it excludes 0, ``undecided`` where it holds 0, and ``too few pairs
+    (3 of 4)`` below ``MIN_UNITS`` units unless every unit went one way (a sweep's bound is
+    exact from one unit). The point margin's interval qualifies it: where it says the same, or
+    has no interval yet, nothing is added; where it holds 0, ``(series only)``; where it says
+    the opposite, the pairing is ``split``; an undecided pairing whose margin decides says so.
+
+    >>> reading(score_estimate([1.0] * 4, series=8), mean_estimate([400.0, 450, 420, 500]))
+    'better'
+    >>> reading(score_estimate([1.0] * 4, series=8), mean_estimate([-40.0, 10, -20, -30]))
+    'better (series only)'
+    >>> reading(score_estimate([1.0] * 2, series=4), None), reading(score_estimate([0.5]), None)
+    ('undecided', 'too few pairs (1 of 4)')
+    """
+    if score.los is None:
+        return f"too few {unit}{'' if unit == 'series' else 's'} ({score.n} of {MIN_UNITS})"
+    tail = (1.0 - LEVEL) / 2.0
+    series = "better" if score.los > 1 - tail else "worse" if score.los < tail else "undecided"
+    points = None if margin is None else _side(margin.low, margin.high)
+    if points is None or points == series:
+        return series
+    if series == "undecided":
+        return series if points == "undecided" else f"undecided (points {points})"
+    if points == "undecided":
+        return f"{series} (series only)"
+    return f"split: series {series}, points {points}"

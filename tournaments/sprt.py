@@ -159,6 +159,19 @@ class SprtStatus:
     pairs: int
     """Complete pairs counted."""
 
+    @property
+    def percent(self) -> float:
+        """The LLR as a percentage of the bound it heads for (the upper one when positive, the
+        lower one when negative), as cutechess and fastchess print it: 100% or more, decided.
+
+        >>> round(SprtStatus(2.96, -2.944, 2.944, Verdict.H1, 90).percent, 1)
+        100.5
+        >>> SprtStatus(-1.472, -2.944, 2.944, None, 30).percent
+        50.0
+        """
+        bound = self.upper if self.llr >= 0 else self.lower
+        return 100.0 * self.llr / bound if bound else 0.0
+
     def to_json(self) -> str:
         """The status as the store keeps a match's decision."""
         return json.dumps(

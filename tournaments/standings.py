@@ -38,6 +38,7 @@ from tournaments.inference import (
     critical_z,
     elo_from_score,
     mean_estimate,
+    reading,
     score_estimate,
 )
 from tournaments.pairs import PairOutcome, by_pairing, pentanomial, units_of
@@ -70,9 +71,10 @@ class BotStanding:
 
     bot: str
     series: int = 0
-    series_won: float = 0.0
-    series_lost: float = 0.0
+    series_won: int = 0
+    series_lost: int = 0
     series_drawn: int = 0
+    """Series won, lost and drawn: counts (the share of points is :attr:`score`)."""
     forfeits: int = 0
     games_won: int = 0
     games_lost: int = 0
@@ -114,10 +116,10 @@ class Pairwise:
     units: int
     """The units the statistics below are computed from: complete duplicate pairs where the
     pairing has any (a pair whose second leg is not in yet waits), else lone series."""
-    wins: float
+    wins: int
     draws: int
-    losses: float
-    """The bot's series won, drawn and lost (every series)."""
+    losses: int
+    """The bot's series won, drawn and lost (every series): counts."""
     pentanomial: tuple[int, int, int, int, int] | None
     """Complete pairs in which the bot scored 0, 0.5, 1, 1.5, 2 series; ``None`` without pairs."""
     score: float
@@ -144,6 +146,14 @@ class Pairwise:
     so it uses every result, not only this pairing's. With ``elo_bound`` (one side won every
     unit, so the fit's prior decides the gap) it is the same exact bound as ``elo_low`` or
     ``elo_high``, and its other end is ``None``."""
+    draw_ratio: float
+    """Series drawn over series played."""
+    pairs_ratio: float | None
+    """fastchess's pairs ratio: pairs the bot won (scored 1½ or 2) over pairs it lost (0 or
+    ½); ``None`` without pairs, or with none lost."""
+    reading: str
+    """What the units say at 95%, in a few words (:func:`~tournaments.inference.reading`):
+    ``better``, ``worse``, ``undecided``, ``too few pairs (3 of 4)``..."""
 
 
 @dataclass(frozen=True)
@@ -336,9 +346,9 @@ def _line(
     line = BotStanding(bot, faults=dict(faults))
     line.series = len(as_first) + len(as_second)
     winners = list(map(_WINNER, as_first)), list(map(_WINNER, as_second))
-    line.series_won = float(winners[0].count(0) + winners[1].count(1))
+    line.series_won = winners[0].count(0) + winners[1].count(1)
     line.series_drawn = winners[0].count(None) + winners[1].count(None)
-    line.series_lost = float(line.series - line.series_won - line.series_drawn)
+    line.series_lost = line.series - line.series_won - line.series_drawn
     line.forfeits = sum(
         seat in forfeited
         for seat, summaries in enumerate((as_first, as_second))
@@ -1001,8 +1011,9 @@ def _rating_edge(
 ) -> float | None:
     """The one finite end of an unbeaten (or winless) bot's rating: not the fit's, which its
     prior decides, but the exact bound on its score against its opponents (every unit won: see
-    :func:`~tournaments.inference.score_estimate`) added to their average rating, then centred
-    with the field (from any number of units: with few, the bound is weak, but it holds).
+    :func:`~tournaments.inference.score_estimate`, which counts a pair as its two series)
+    added to their average rating, then centred with the field (from any number of units: with
+    few, the bound is weak, but it holds).
 
     With B bots, ``r`` the bot's rating and ``r'`` the others' ratings centred among themselves,
     centring all B puts the others at ``r' - r/(B-1)``, so ``r - mean(opponents) >= d`` is
@@ -1015,7 +1026,8 @@ def _rating_edge(
     ]
     if not own:
         return None
-    beaten = elo_from_score(((1.0 - LEVEL) / 2.0) ** (1.0 / len(own)))  # every unit won
+    series = sum(len(unit.scores) for _, unit in own)  # every series won (a pair: two)
+    beaten = elo_from_score(((1.0 - LEVEL) / 2.0) ** (1.0 / series))
     edge = beaten if bound == "lower" else -beaten
     others = [other for other in ratings.bots if other != bot]
     level = statistics.fmean(ratings.elo[ratings.bots.index(o)] for o in others)
@@ -1043,8 +1055,12 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
     complete = [unit for unit in units if len(unit.scores) == 2]  # unit.complete, inline
     used = complete or list(units)
     scores = [score for unit in units for score in unit.scores]
-    estimate = score_estimate([sum(unit.scores) / len(unit.scores) for unit in used])
+    estimate = score_estimate(  # a sweep's bound counts every series of its units
+        [sum(unit.scores) / len(unit.scores) for unit in used],
+        series=sum(len(unit.scores) for unit in used),
+    )
     margin = mean_estimate([float(unit.margin) for unit in used])
+    counts = pentanomial(complete) if complete else None
     diff, low, high = ratings.difference(bot, opponent)
     diff_low: float | None = low
     diff_high: float | None = high
@@ -1055,10 +1071,10 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
         opponent=opponent,
         series=len(scores),
         units=len(used),
-        wins=float(scores.count(1.0)),
+        wins=scores.count(1.0),
         draws=scores.count(0.5),
-        losses=float(scores.count(0.0)),
-        pentanomial=pentanomial(complete) if complete else None,
+        losses=scores.count(0.0),
+        pentanomial=counts,
         score=round(estimate.mean, 4),
         elo=_rounded(estimate.elo, 1),
         elo_low=_rounded(estimate.elo_low, 1),
@@ -1071,7 +1087,17 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
         rating_diff=round(diff, 1),
         rating_diff_low=_rounded(diff_low, 1),
         rating_diff_high=_rounded(diff_high, 1),
+        draw_ratio=round(scores.count(0.5) / len(scores), 4),
+        pairs_ratio=_pairs_ratio(counts),
+        reading=reading(estimate, margin, "pair" if complete else "series"),
     )
+
+
+def _pairs_ratio(counts: tuple[int, int, int, int, int] | None) -> float | None:
+    """Pairs won over pairs lost (fastchess's ``(WW + WD) / (LD + LL)``), to 3 places."""
+    if counts is None or counts[0] + counts[1] == 0:
+        return None
+    return round((counts[3] + counts[4]) / (counts[0] + counts[1]), 3)
 
 
 def _rounded(value: float | None, digits: int) -> float | None:

@@ -6,15 +6,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import socket
+import sqlite3
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import trio
 import typer
+from rich.console import Console
 
+from referee.bot_text import shown
 from referee.conformance import CheckReport, check_bot
 from tournaments.arena.accounts import AccountError, add_author, issue_token, revoke, token_digest
 from tournaments.cli.common import (
@@ -35,7 +38,10 @@ from tournaments.cli.league import ExecutorKind, _executor, check_scheduler
 from tournaments.executors import ExecutorError
 from tournaments.registry import RegistryError, resolve
 from tournaments.runner import LeagueBusy
-from tournaments.store import EntrantState, Store
+from tournaments.store import EntrantState, MatchRow, ResultRow, Store, StoreDamaged
+
+if TYPE_CHECKING:
+    from tournaments.arena.ladder import Ladder
 
 
 @arena_app.command("serve")
@@ -100,6 +106,9 @@ def arena_serve(
         ladder=not no_ladder,
     )
 
+    if service.ladder is not None:
+        announce_pairs(service.ladder, store, console)
+
     def ready(binds: list[str]) -> None:
         console.print(f"serving the arena {said(arena.home)} on {' '.join(binds)}", highlight=False)
 
@@ -117,6 +126,53 @@ def arena_serve(
     except BaseException as error:  # every way out is said in one line
         raise _stopped(error, arena.home, f"{host}:{port}") from None
     console.print("the arena stopped; running matches were put back for the next start")
+
+
+def pair_line(number: int, legs: Sequence[MatchRow], results: Sequence[ResultRow | None]) -> str:
+    """One finished ladder pair in a line: its number in this run, the two bots with their
+    points (a series won 1, drawn ½ each), and any leg without a result.
+
+    >>> pair_line(3, [], [])
+    'ladder pair 3: no legs'
+    """
+    if not legs:
+        return f"ladder pair {number}: no legs"
+    first, second = legs[0].seat0, legs[0].seat1
+    points = {first: 0.0, second: 0.0}
+    recorded = [result for result in results if result is not None]
+    for result in recorded:
+        if result.winner is None:
+            points[first] += 0.5
+            points[second] += 0.5
+        else:
+            winner = result.seats[result.winner]
+            points[winner] = points.get(winner, 0.0) + 1
+    line = f"ladder pair {number}: {first} {points[first]:g}-{points[second]:g} {second}"
+    missing = len(legs) - len(recorded)
+    if missing:
+        line += f" ({missing} of {len(legs)} series without a result)"
+    return line
+
+
+def announce_pairs(ladder: Ladder, store: Store, out: Console) -> None:
+    """Print a line (:func:`pair_line`) to ``out`` for each pair the ladder finishes, after what
+    the ladder already does then. A result the store cannot read counts as missing; a line that
+    cannot be written (a closed terminal) is dropped: the ladder plays on either way."""
+    told = ladder.on_pair
+
+    def on_pair(legs: list[MatchRow]) -> None:
+        told(legs)
+        results: list[ResultRow | None] = []
+        for leg in legs:
+            try:
+                results.append(store.result(leg.match_id))
+            except (StoreDamaged, sqlite3.Error):
+                results.append(None)
+        line = shown(pair_line(ladder.pairs_done, legs, results))
+        with contextlib.suppress(OSError):
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    ladder.on_pair = on_pair
 
 
 def _stopped(error: BaseException, home: Path, address: str) -> BaseException:

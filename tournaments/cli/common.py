@@ -194,10 +194,11 @@ def choice(kind: type[E]) -> Callable[[str], E]:
     return parse
 
 
-def print_table(table: Table) -> None:
-    """Print a table; where the output is not a terminal (a file, a pipe, a CI log) at its full
-    width, however wide, so that nothing in it is cut or wrapped to 80 columns."""
-    if console.is_terminal:
+def print_table(table: Table, *, full: bool = False) -> None:
+    """Print a table; where the output is not a terminal (a file, a pipe, a CI log), or with
+    ``full`` (``--wide``: the terminal wraps the lines it cannot hold), at its full width, however
+    wide, so that nothing in it is cut or wrapped to the terminal's columns."""
+    if console.is_terminal and not full:
         console.print(table)
         return
     wide = console.options.update(width=100_000)

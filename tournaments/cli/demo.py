@@ -1,7 +1,11 @@
-"""The demo league (``make demo``): the sample bots in a short round robin.
+"""The demo league (``make demo``, ``gin league demo``): the sample bots in a short round robin.
+(``gin demo`` is another demo: one series between two built-in policies, no bot processes.)
 
 It lives in its own home (``.gin-demo`` by default, emptied first), so it never touches a real
-registry or store.
+registry or store. Its deals are public: the league has ``public_deals`` on, so its secret, and
+every deal and bot seed, follow from its name and ``--seed`` alone, not from the home's random
+secret; every fresh run of the same demo deals the same and gives the same standings. A real
+league's secret stays random, or keyed with its home's secret.
 """
 
 from __future__ import annotations
@@ -19,6 +23,16 @@ from tournaments.store import Store, StoreUnusable
 
 SAMPLES: Final = Path(__file__).resolve().parents[2] / "sample_bots"
 DEMO_BOTS: Final = ("random", "greedy", "strong", "node")
+DEMO_NAME: Final = "demo"
+
+
+def demo_note(seed: int) -> str:
+    """What the demo league is, in one line: which demo, and that its deals are public."""
+    return (
+        f"the league demo (gin demo is the other: one series, no bot processes): seed {seed}, "
+        "public deals (a published example: anyone can rebuild them, and every fresh run "
+        "deals and scores the same; a league of yours keeps its deals secret)"
+    )
 
 
 def demo_bots() -> list[Path]:
@@ -49,7 +63,7 @@ def _demo_home_only(home: Path) -> None:
     except StoreUnusable as error:
         raise DemoHomeError(f"--home {home}: {error}") from None
     try:
-        leagues = set(store.leagues()) - {"demo"}
+        leagues = set(store.leagues()) - {DEMO_NAME}
         samples = {load_manifest(folder).name for folder in demo_bots()}
         bots = {bot.name for bot in store.bots()} - samples
     finally:
@@ -104,8 +118,9 @@ def _demo_config(idents: list[str], series_per_pairing: int, seed: int) -> Leagu
     try:
         return LeagueConfig.from_dict(
             {
-                "name": "demo",
+                "name": DEMO_NAME,
                 "seed": seed,
+                "public_deals": True,  # the same secret in every fresh home: reproducible
                 "bots": idents,
                 "series_per_pairing": series_per_pairing,
                 "jobs": 2,

@@ -30,7 +30,7 @@ from tournaments.cli.common import (
     print_table,
     said,
 )
-from tournaments.cli.demo import DemoHomeError, prepare_demo
+from tournaments.cli.demo import DemoHomeError, demo_note, prepare_demo
 from tournaments.cli.live import LeagueView, PlainProgress
 from tournaments.executors import Executor, ExecutorError
 from tournaments.league import (
@@ -56,6 +56,16 @@ class Format(enum.StrEnum):
     CSV = "csv"
     MARKDOWN = "markdown"
     HTML = "html"
+
+
+Wide = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        metavar="",
+        help="Every column of the standings, however narrow the terminal (docs/cli.md, widths).",
+    ),
+]
 
 
 def _league(store: Store, name: str) -> LeagueConfig:
@@ -189,6 +199,7 @@ def league_run(
         str | None,
         typer.Option(help="The Dask scheduler's address, tcp://HOST:PORT (with --executor dask)."),
     ] = None,
+    wide: Wide = False,
 ) -> None:
     """Play every pending match, N at once, with a live display. Safe to stop and resume."""
     if jobs is not None and jobs < 1:  # 0 too: as gin match and gin arena serve, never "default"
@@ -231,7 +242,7 @@ def league_run(
         f"league {name}: {progress.finished_now} matches played now, "
         f"{progress.done}/{progress.total} done, {progress.failed} failed"
     )
-    _print_standings(store, name, Format.TABLE)
+    _print_standings(store, name, Format.TABLE, wide=wide)
     if progress.failed:
         console.print(
             f"{progress.failed} match(es) failed (gin league status {name} says why); "
@@ -254,11 +265,17 @@ def _watcher(store: Store, name: str) -> tuple[Listener, AbstractContextManager[
 @league_app.command("demo")
 def league_demo(
     home: Annotated[Path, typer.Option(help="Demo home (emptied first).")] = Path(".gin-demo"),
-    series: Annotated[int, typer.Option(help="Series per pairing (even).")] = 6,
+    series: Annotated[int, typer.Option(help="Series per pairing (even).")] = 8,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
-    seed: Annotated[int, typer.Option(help="League seed.")] = 2026,
+    seed: Annotated[
+        int, typer.Option(help="League seed; the deals follow from it alone (public).")
+    ] = 2026,
+    wide: Wide = False,
 ) -> None:
-    """Run a short league of the sample bots, live, and print the standings."""
+    """The league demo: a short league of the sample bots, live, then the standings.
+
+    Real bot processes in the sandbox, in a home of its own; its deals are public, so every
+    fresh run gives the same standings. (gin demo is the other demo: one series, in-process.)"""
     if jobs < 1:
         raise fail(f"--jobs must be at least 1, not {jobs}")
     sandbox = open_sandbox(strict=False)
@@ -271,11 +288,12 @@ def league_demo(
         f"demo league: {', '.join(config.bots)}; {len(store.matches('demo'))} series, "
         f"{jobs} at once; sandbox layers: {layers}"
     )
+    console.print(demo_note(seed), highlight=False)
     listener, watching = _watcher(store, "demo")
     runner = LeagueRunner(arena, store, config, jobs, listener=listener)
     with watching:
         trio.run(runner.run)
-    _print_standings(store, "demo", Format.TABLE)
+    _print_standings(store, "demo", Format.TABLE, wide=wide)
     console.print(f"logs: {arena.logs_dir('demo')}  (gin replay LOG to watch one)")
 
 
@@ -485,16 +503,20 @@ def league_standings(
             help="Also the crosstable (table); with --format csv, one row per pairing instead.",
         ),
     ] = False,
+    wide: Wide = False,
 ) -> None:
     """The standings: results per bot, ratings with 95% intervals, the pairwise table."""
     _, store = open_arena()
     _league(store, name)
-    _print_standings(store, name, output, crosstable=crosstable)
+    _print_standings(store, name, output, crosstable=crosstable, wide=wide)
 
 
-def _print_standings(store: Store, name: str, output: Format, *, crosstable: bool = False) -> None:
+def _print_standings(
+    store: Store, name: str, output: Format, *, crosstable: bool = False, wide: bool = False
+) -> None:
     """The standings in a format: ``crosstable`` adds the grid to the table and turns the CSV
-    into one row per ordered pairing (JSON holds both always)."""
+    into one row per ordered pairing (JSON holds both always); ``wide``: a table's every
+    column, whatever the terminal's width."""
     try:
         standings = read_standings(store, name)
     except StoreDamaged as error:
@@ -507,25 +529,30 @@ def _print_standings(store: Store, name: str, output: Format, *, crosstable: boo
     elif output is Format.CSV:
         print(standings.pairwise_csv() if crosstable else standings.to_csv(), end="")
     else:
-        grids = [render.standings_grid(standings), render.pairwise_grid(standings)]
+        stored = stored_league(store, name)  # pairings from the side its definition names first
+        first = () if stored is None else stored.resolved or stored.config.bots
+        grids = [render.standings_grid(standings), render.pairwise_grid(standings, first)]
         if crosstable or output is Format.HTML:  # a page has room for the grid
             grids.append(render.crosstable_grid(standings))
         if output is Format.MARKDOWN:
             print("\n".join(render.markdown(grid) for grid in grids), end="")
         elif output is Format.HTML:
-            print(render.html_page(f"Standings: {name}", grids), end="")
+            print(render.html_page(f"Standings: {name}", grids, render.GLOSSARY), end="")
         else:
             for grid in grids:
-                _print_grid(grid)
+                _print_grid(grid, wide=wide)
 
 
-def _print_grid(grid: render.Grid) -> None:
-    """A grid as ``print_table`` prints its rich table; off a terminal without colour, the same
-    text made without rich (seconds less for a league of 64 bots)."""
-    plain = None
-    if not console.is_terminal and console.color_system is None:
-        plain = render.plain_table(grid)
+def _print_grid(grid: render.Grid, *, wide: bool = False) -> None:
+    """A grid fitted to the terminal (:func:`render.fit`); off a terminal, or ``wide``, as
+    ``print_table`` prints its rich table off one, at its full width (without colour, the same
+    text made without rich: seconds less for a league of 64 bots)."""
+    if console.is_terminal and not wide:
+        for part in render.fit(grid, console.width).renderables():
+            console.print(part, soft_wrap=False)  # a title wider than its table wraps
+        return
+    plain = render.plain_table(grid) if console.color_system is None else None
     if plain is None:
-        print_table(render.rich_table(grid))
+        print_table(render.rich_table(grid), full=True)
     else:
         console.file.write(plain)

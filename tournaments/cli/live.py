@@ -27,6 +27,8 @@ from tournaments.store import StoreDamaged
 
 RATE_AFTER_S: Final = 5.0
 """The live view shows the matches per minute once the run has gone on this long."""
+LIVE_HANDS: Final = 12
+"""The last hands the live view of ``gin play`` shows (the rest are in its table at the end)."""
 STANDINGS_EVERY_S: Final = 2.0
 """How often at most the live league view counts the standings again (they are a fit)."""
 
@@ -44,8 +46,18 @@ def seat_names(header: Header, names: tuple[str, str]) -> tuple[str, str]:
 class MatchView:
     """Keeps what the screen shows; :meth:`on_record` is the match log's watcher."""
 
-    def __init__(self, names: tuple[str, str]) -> None:
+    def __init__(
+        self,
+        names: tuple[str, str],
+        on_hand: Callable[[Text], None] | None = None,
+        *,
+        rows: int = LIVE_HANDS,
+    ) -> None:
+        """``on_hand``: given each hand's line (:meth:`hand_line`) as the hand ends (``gin play``
+        off a terminal prints it); ``rows``: the last hands the live table shows."""
         self.names = names
+        self.on_hand = on_hand
+        self.rows = rows
         self.hands: list[HandEndRecord] = []
         self.faults: list[FaultRecord] = []
         self.totals: tuple[tuple[int, ...], tuple[int, ...]] = ((0, 0, 0), (0, 0, 0))
@@ -69,22 +81,49 @@ class MatchView:
         elif isinstance(record, HandEndRecord):
             self.hands.append(record)
             self.totals = record.totals
+            if self.on_hand is not None:
+                self.on_hand(self.hand_line(record))
         elif isinstance(record, FaultRecord):
             self.faults.append(record)
         elif isinstance(record, ResultRecord):
             self.ended = True
 
-    def _hands_table(self) -> Table:
-        table = Table(title=bot_text(f"{self.names[0]}  vs  {self.names[1]}"), expand=False)
+    def _winner(self, hand: HandEndRecord) -> str:
+        return "-" if hand.winner is None else self.names[hand.winner]
+
+    def hand_line(self, hand: HandEndRecord) -> Text:
+        """One hand in a line: its number, how it ended, who won how many points and the games
+        they count in (a bot's name with its controls shown)."""
+        games = ", ".join(str(game + 1) for game in hand.games) or "none"
+        end = END_WORDS[HandEnd(hand.end)]
+        if hand.winner is None:
+            line = f"hand {hand.hand + 1}: {end}, no points"
+        else:
+            won = f"{self._winner(hand)} wins {hand.points} points"
+            line = f"hand {hand.hand + 1}: {end}, {won} (games {games})"
+        return bot_text(line)
+
+    def hands_table(self, rows: int | None = None) -> Table:
+        """The hands, the last ``rows`` of them (``None``: every one); its title says which are
+        shown and how many are not."""
+        shown_hands = self.hands if rows is None else self.hands[-rows:]
+        title = bot_text(f"{self.names[0]}  vs  {self.names[1]}")
+        hidden = len(self.hands) - len(shown_hands)
+        caption = None
+        if hidden:
+            caption = (
+                f"hands {hidden + 1}-{len(self.hands)} of {len(self.hands)}: hands 1-{hidden} "
+                "scrolled out (every hand is in the table at the end)"
+            )
+        table = Table(title=title, caption=caption, caption_justify="left", expand=False)
         for column in ("#", "end", "winner", "points", "games"):
             table.add_column(column, justify="right" if column in ("#", "points") else "left")
-        for hand in self.hands[-12:]:
-            winner = bot_text("-" if hand.winner is None else self.names[hand.winner])
+        for hand in shown_hands:
             games = ", ".join(str(game + 1) for game in hand.games) or "-"
             table.add_row(
                 str(hand.hand + 1),
                 END_WORDS[HandEnd(hand.end)],
-                winner,
+                bot_text(self._winner(hand)),
                 str(hand.points) if hand.winner is not None else "-",
                 games,
             )
@@ -109,9 +148,16 @@ class MatchView:
             text.append("\n")
         return text
 
+    def status(self) -> Text:
+        """The hands and decisions so far."""
+        return Text(f"{len(self.hands)} hands, {self.decisions} decisions", style="dim")
+
+    def score_sheet(self) -> Table:
+        """Each seat's total in each game so far."""
+        return self._score()
+
     def __rich__(self) -> RenderableType:
-        status = Text(f"{len(self.hands)} hands, {self.decisions} decisions\n", style="dim")
-        return Group(self._hands_table(), self._score(), self._faults(), status)
+        return Group(self.hands_table(self.rows), self._score(), self._faults(), self.status())
 
 
 class LeagueView:

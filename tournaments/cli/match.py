@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
-from contextlib import nullcontext, redirect_stdout
+from contextlib import nullcontext
 from functools import partial
 from typing import Annotated
 
@@ -23,10 +22,10 @@ from tournaments.cli.common import (
     fail,
     move_time_control,
     open_arena,
-    open_sandbox,
     said,
     seconds,
 )
+from tournaments.cli.league_new import BotArguments
 from tournaments.executors import ExecutorError
 from tournaments.headtohead import (
     MatchReport,
@@ -38,9 +37,9 @@ from tournaments.headtohead import (
     start_match,
 )
 from tournaments.league import MAX_LEAGUE_MATCHES, LeagueConfig, LeagueError
-from tournaments.registry import Arena, RegistryError, resolve
+from tournaments.registry import Arena
 from tournaments.runner import LeagueBusy, PairTally, Progress
-from tournaments.sprt import SprtSettings
+from tournaments.sprt import SprtSettings, SprtStatus, status
 from tournaments.store import Store, StoreDamaged
 from tournaments.words import counts_text, elo_text, verdict_text
 
@@ -53,28 +52,57 @@ class MatchTestView:
     the Elo difference with its interval; not on a terminal, one plain line per finished pair."""
 
     def __init__(
-        self, config: LeagueConfig, tally: PairTally, cap: int | None, out: Console
+        self,
+        config: LeagueConfig,
+        tally: PairTally,
+        cap: int | None,
+        out: Console,
+        decision: SprtStatus | None = None,
     ) -> None:
+        """``decision``: the test's status when it decided, kept from an earlier run."""
         self.config = config
         self.tally = tally
         self.cap = cap
         self.out = out
         self.progress: Progress | None = None
         self.shown_pairs = len(tally.units)
+        self.decision = decision
 
     def report(self) -> MatchReport:
-        """Where the match stands now."""
-        return match_report(self.config, self.tally, None, self.cap)
+        """Where the match stands now: once the test has decided, at its decision (the pairs
+        that were running then finish, and count in the estimates, not in the test)."""
+        return match_report(self.config, self.tally, self.decision, self.cap)
+
+    def after_decision(self) -> str:
+        """What the test decided at, and the pairs finished since (empty while undecided)."""
+        if self.decision is None:
+            return ""
+        extra = len(self.tally.units) - self.decision.pairs
+        since = f", {_pairs(extra)} finished after it (not in the test)" if extra > 0 else ""
+        return f"decided at {_pairs(self.decision.pairs)} (LLR {self.decision.llr:+.2f}){since}"
+
+    def _watch_decision(self, progress: Progress) -> None:
+        """Keep the test's status at the result that decided it: the run stops as that result
+        is recorded and tells its listener at once, before any other result is counted."""
+        settings = self.config.sprt
+        if self.decision is not None or not progress.stopped or settings is None:
+            return
+        now = status(self.tally.counts, settings)
+        if now.verdict is not None:
+            self.decision = now
 
     def update(self, progress: Progress) -> None:
         """The runner's listener (off a terminal: a line for each pair finished since)."""
         self.progress = progress
+        self._watch_decision(progress)
         if self.out.is_terminal:
             return
         while self.shown_pairs < len(self.tally.units):
             self.shown_pairs += 1
             unit = self.tally.units[self.shown_pairs - 1]
             line = f"pair {self.shown_pairs}: {2 * unit.score:g}/2; {summary_line(self.report())}"
+            if self.decision is not None and self.shown_pairs > self.decision.pairs:
+                line += f"; {self.after_decision()}"
             self.out.print(shown(line), markup=False, highlight=False, soft_wrap=True)
 
     def __rich__(self) -> RenderableType:
@@ -93,6 +121,8 @@ class MatchTestView:
         if test is not None:
             parts.append(Text(f"LLR {test.llr:+.2f}  [{test.lower:+.2f}, {test.upper:+.2f}]"))
             parts.append(Text(llr_gauge(test.llr, test.lower, test.upper)))
+            if self.decision is not None:
+                parts.append(Text(self.after_decision()))
         parts.append(Text(counts_text(report.counts)))
         parts.append(Text(estimate_line(report)))
         return Group(*parts)
@@ -122,11 +152,14 @@ def estimate_line(report: MatchReport) -> str:
 
 
 def summary_line(report: MatchReport) -> str:
-    """One line: the pair counts, the test (if any), the estimates."""
+    """One line: the pair counts, the test (if any: the LLR, its % of the bound it heads for,
+    the bounds), the estimates."""
     words = [counts_text(report.counts)]
     test = report.test
     if test is not None:
-        words.append(f"LLR {test.llr:+.2f} [{test.lower:+.2f}, {test.upper:+.2f}]")
+        words.append(
+            f"LLR {test.llr:+.2f} ({test.percent:.1f}%) [{test.lower:+.2f}, {test.upper:+.2f}]"
+        )
     words.append(estimate_line(report))
     return "; ".join(words)
 
@@ -175,8 +208,10 @@ def _options(settings: SprtSettings | None, count: int, move_time: float | None)
 
 
 def match(
-    first: Annotated[str, typer.Argument(help="The bot under test: NAME or NAME@VERSION.")],
-    second: Annotated[str, typer.Argument(help="Its opponent: NAME or NAME@VERSION.")],
+    first: Annotated[
+        str, typer.Argument(help="The bot under test: NAME, NAME@VERSION or a bot folder.")
+    ],
+    second: Annotated[str, typer.Argument(help="Its opponent: NAME, NAME@VERSION or a folder.")],
     pairs: Annotated[
         int | None, typer.Option("--pairs", help="A fixed number of duplicate pairs.")
     ] = None,
@@ -225,10 +260,10 @@ def match(
     if jobs < 1:
         raise fail(f"--jobs must be positive, not {jobs}")
     arena, store = open_arena()
-    try:
-        bots = resolve(store, first).ident, resolve(store, second).ident
-    except RegistryError as error:
-        raise fail(str(error)) from None
+    out = Console(stderr=True, emoji=False) if as_json else console
+    arguments = BotArguments(arena, store, strict, out, to_stderr=as_json)  # names or folders
+    bots = arguments.ident(first), arguments.ident(second)
+    first, second = arguments.written(first), arguments.written(second)
     if bots[0] == bots[1]:
         raise fail(f"{first} and {second} are the same bot ({bots[0]}): a match needs two")
     name = name or match_name(first, second)
@@ -238,9 +273,7 @@ def match(
         config = start_match(store, match_config(name, bots, initial, settings, jobs, move_ms))
     except LeagueError as error:
         raise fail(" ".join(str(error).split())) from None
-    with redirect_stdout(sys.stderr) if as_json else nullcontext():  # its warnings: not JSON
-        open_sandbox(strict)
-    out = Console(stderr=True, emoji=False) if as_json else console
+    arguments.sandbox()  # its warnings: on stderr with --json
     again = f"gin match {first} {second} {_options(settings, count, move_time)} --name {name}"
     cap = None if settings is None else count
     report = _play(arena, store, config, cap, strict=strict, out=out, again=again)
@@ -260,9 +293,13 @@ def _play(
     """Play the match (:func:`tournaments.headtohead.play_match`); the final report."""
     try:
         tally = PairTally(config.bots[0], store.results(config.name))
+        kept = store.decision(config.name)
+        decided = None if kept is None else SprtStatus.from_json(kept)
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
-    view = MatchTestView(config, tally, cap, out)
+    except ValueError as error:  # as the runner reads it, which refuses it as damage
+        raise fail(f"the store's decision of {config.name}: {error}") from None
+    view = MatchTestView(config, tally, cap, out, decided)
     live = Live(view, console=out, refresh_per_second=4) if out.is_terminal else nullcontext()
 
     def grown(progress: Progress) -> None:
@@ -302,6 +339,9 @@ def _finish(report: MatchReport, out: Console, as_json: bool) -> None:
         f"({report.series} series): {said(summary_line(report))}",
         soft_wrap=True,
     )
+    line = report.reading_line()
+    if line is not None:  # from the first bot's side, as the standings' pairwise row
+        out.print(said(f"{first} against {second}: {line}"), soft_wrap=True)
     test, settings = report.test, report.settings
     if test is not None and test.verdict is not None and settings is not None:
         out.print(said(verdict_text(test.verdict, first, second, settings)), soft_wrap=True)

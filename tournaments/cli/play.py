@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -14,8 +15,9 @@ from rich.live import Live
 from protocol.manifest import Manifest, ManifestError, load_manifest
 from referee.conformance import tail_lines
 from referee.local import play_folders, remote_seat
-from referee.match import MatchConfig
+from referee.match import MatchConfig, MatchResult
 from referee.matchlog import stderr_path
+from referee.remote import RemoteSeat
 from referee.rules import (
     HandRecord,
     RuleParams,
@@ -41,6 +43,7 @@ from tournaments.cli.common import (
     open_arena,
     open_sandbox,
     place_cpus,
+    print_table,
     said,
 )
 from tournaments.cli.live import MatchView
@@ -97,7 +100,10 @@ def demo(
         bool, typer.Option(metavar="", help="Plain Gin Rummy: one game to 100.")
     ] = False,
 ) -> None:
-    """Play one seeded Hollywood series between two built-in policies and show it."""
+    """The series demo: one seeded series between two built-in policies, in-process.
+
+    No bot processes and no arena home: the rules at work, hand by hand. (gin league demo, as
+    make demo runs it, is the other demo: a league of the sample bots, with standings.)"""
     if seed < 0:
         raise fail(f"--seed must be a non-negative integer, not {seed}")
     params = RuleParams(scoring=Scoring.PLAIN if plain else Scoring.HOLLYWOOD)
@@ -108,9 +114,14 @@ def demo(
         table.add_row(*render.hand_row(record, names))
 
     result = play_series(greedy_policy, patient_policy, seed, params, on_hand_end=on_hand_end)
-    console.print(table)
-    console.print(render.score_sheet(result, names))
+    print_table(table)
+    print_table(render.score_sheet(result, names))
     console.print(render.result_line(result, names))
+    console.print(
+        "the series demo, in-process (gin league demo is the other: a league of the sample "
+        "bots as processes, with standings)",
+        highlight=False,
+    )
 
 
 @app.command()
@@ -184,9 +195,7 @@ def play(
         remote_seat(manifests[0], sandbox.prepare, f"{match_id}-0"),
         remote_seat(manifests[1], sandbox.prepare, f"{match_id}-1"),
     )
-    view = MatchView((manifests[0].ident, manifests[1].ident))
-    with Live(view, console=console, refresh_per_second=8):
-        result = trio.run(play_folders, seats, config, log, view.on_record)
+    result, view = _watched(seats, config, log, (manifests[0].ident, manifests[1].ident))
     names = view.names
     verdict = "no winner" if result.winner is None else f"{names[result.winner]} wins"
     dealt = "" if seed is None else f", seed {seed}{' (public deals)' if public_deals else ''}"
@@ -196,6 +205,24 @@ def play(
         console.print(render.fault_text(fault))
     for faulted in sorted({fault.seat for fault in result.faults}):
         _show_stderr(log, faulted)
+
+
+def _watched(
+    seats: tuple[RemoteSeat, RemoteSeat], config: MatchConfig, log: Path, names: tuple[str, str]
+) -> tuple[MatchResult, MatchView]:
+    """Play the series and show it: in a terminal, live (the last hands), then a table of every
+    hand; off a terminal, a line per hand as it ends. The score sheet after either."""
+    if console.is_terminal:
+        view = MatchView(names)
+        with Live(view, console=console, refresh_per_second=8, transient=True):
+            result = trio.run(play_folders, seats, config, log, view.on_record)
+        console.print(view.hands_table())
+    else:
+        view = MatchView(names, partial(console.print, soft_wrap=True, highlight=False))
+        result = trio.run(play_folders, seats, config, log, view.on_record)
+    print_table(view.score_sheet())
+    console.print(view.status())
+    return result, view
 
 
 def _show_stderr(log: Path, seat: int) -> None:

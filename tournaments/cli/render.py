@@ -9,10 +9,11 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import Final, NamedTuple
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -198,18 +199,39 @@ def bots_table(bots: Sequence[BotRow]) -> Table:
 
 @dataclass(frozen=True, slots=True)
 class Grid:
-    """A table's content, plain text only: shown by rich in a terminal (:func:`rich_table`),
-    as Markdown (:func:`markdown`) or in a self-contained HTML page (:func:`html_page`)."""
+    """A table's content, plain text only: shown by rich in a terminal (:func:`rich_table`,
+    fitted to its width by :func:`fit`), as Markdown (:func:`markdown`) or in a self-contained
+    HTML page (:func:`html_page`)."""
 
     title: str
     columns: tuple[tuple[str, str], ...]
     """Each column's heading and justification (``left`` or ``right``)."""
     rows: tuple[tuple[str, ...], ...]
+    drop: tuple[str, ...] = ()
+    """The headings of the columns a narrow terminal hides, the first hidden first."""
+    names: tuple[str, ...] = ()
+    """The headings of the columns of bots' names: never folded (aliased where they cannot fit)."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """Each bot's name and the alias that stands for it where names cannot fit, best first."""
+    stack_after: int = 0
+    """Where not 0: a narrow terminal shows the columns from this one on in blocks, one under
+    another, each with the columns before it again (instead of hiding any)."""
+    essential: tuple[str, ...] = ()
+    """The headings of the columns whole names may not push out: where they would, the names
+    give way to their aliases (if that keeps these columns)."""
 
 
-def rich_table(grid: Grid) -> Table:
-    """The grid as a rich table (each cell plain text: a bot's name is never markup)."""
+def rich_table(grid: Grid, widths: Sequence[int] | None = None) -> Table:
+    """The grid as a rich table (each cell plain text: a bot's name is never markup); each
+    column as wide as ``widths`` says (a heading wider wraps at its spaces), if given."""
     table = Table(title=grid.title)
+    if widths is not None:
+        for (heading, justify), width in zip(grid.columns, widths, strict=True):
+            flush: JustifyMethod = "left" if justify == "left" else "right"
+            table.add_column(heading, justify=flush, width=width, overflow="fold")
+        for row in grid.rows:
+            table.add_row(*(bot_text(cell) for cell in row))
+        return table
     for index, (heading, justify) in enumerate(grid.columns):
         if justify == "left":  # names and words: folded where the table is too narrow
             table.add_column(heading, justify="left", overflow="fold")
@@ -278,6 +300,215 @@ _PLAIN_TITLE: Final = re.compile(r"(?:[!-Z\\^-~½·](?:[ -Z\\^-~½·]*[!-Z\\^-~�
 """A title as a cell, less ``[`` and ``]`` (rich reads a title's markup)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """A grid laid out for a terminal of a given width (:func:`fit`)."""
+
+    blocks: tuple[tuple[Grid, tuple[int, ...]], ...]
+    """The tables to print one under another: each a grid and its columns' widths."""
+    notes: tuple[str, ...]
+    """The lines under them: the aliases' legend, then what is hidden or stacked."""
+
+    def renderables(self) -> list[RenderableType]:
+        """The tables, then the notes (as :func:`bot_text`: the legend holds bots' names)."""
+        tables: list[RenderableType] = [rich_table(grid, widths) for grid, widths in self.blocks]
+        return [*tables, *(bot_text(note) for note in self.notes)]
+
+
+def fit(grid: Grid, width: int) -> Fit:
+    """The grid laid out in ``width`` columns: every name whole on its line, or, where even
+    with every ``drop`` column hidden the widest cannot fit, each as its alias, with a legend
+    under the table; the ``drop`` columns hidden, first first, until the rest fit (or, with
+    ``stack_after``, the columns put in blocks), and a line under the table saying so.
+
+    >>> grid = Grid("T", (("bot", "left"), ("Elo", "right"), ("ms", "right")),
+    ...             (("greedy@1.0.0", "+12", "2.5"),), drop=("ms",), names=("bot",))
+    >>> laid_out = fit(grid, 24)
+    >>> [heading for heading, _ in laid_out.blocks[0][0].columns], laid_out.blocks[0][1]
+    (['bot', 'Elo'], (12, 3))
+    >>> laid_out.notes
+    ('1 column hidden at 24 columns: --wide shows all',)
+    """
+    spans = _spans(grid)
+    blocks = _blocks(grid, spans, width)
+    legend: list[str] = []
+    if grid.aliases and (not _fits(blocks, spans, width) or _hides_essential(grid, blocks)):
+        aliased = _aliased(grid)
+        aliased_spans = _spans(aliased)
+        aliased_blocks = _blocks(aliased, aliased_spans, width)
+        if not _fits(blocks, spans, width) or not _hides_essential(aliased, aliased_blocks):
+            legend = _legend(grid, width)
+            grid, spans, blocks = aliased, aliased_spans, aliased_blocks
+    laid_out = []
+    for number, block in enumerate(blocks):
+        shown_grid = _columns(grid, block, title=grid.title if number == 0 else "")
+        laid_out.append((shown_grid, _widths([spans[index] for index in block], width)))
+    return Fit(tuple(laid_out), (*legend, *_said(grid, blocks, width)))
+
+
+class _Span(NamedTuple):
+    """A column's least and natural widths, and how many lines its heading and its cells take
+    at each width between (``[0]`` at the least): a heading, and the cells of a column of
+    words (a bot's faults), wrap at their spaces."""
+
+    least: int
+    natural: int
+    heading: tuple[int, ...]
+    cells: tuple[int, ...]
+
+
+def _spans(grid: Grid) -> list[_Span]:
+    """Each column's span: a name or a figure whole on its line, a heading wrapped at its
+    spaces, and the words of any other left column (a bot's faults) too."""
+    spans = []
+    for index, (heading, justify) in enumerate(grid.columns):
+        cells = [shown(row[index]) for row in grid.rows]
+        natural = max([1, cell_len(heading), *map(cell_len, cells)])
+        words = cells if justify == "left" and heading not in grid.names else []
+        least = max([1, *(cell_len(word) for text in [heading, *words] for word in text.split())])
+        if not words:
+            least = max([least, *map(cell_len, cells)])
+        widths = range(least, natural + 1)
+        spans.append(
+            _Span(
+                least,
+                natural,
+                tuple(_lines(heading, width) for width in widths),
+                tuple(sum(_lines(cell, width) for cell in words) for width in widths),
+            )
+        )
+    return spans
+
+
+def _lines(text: str, width: int) -> int:
+    """How many lines the text takes, wrapped at its spaces in ``width`` columns (no word in it
+    wider).
+
+    >>> _lines("Elo diff (95% CI)", 8), _lines("Elo diff (95% CI)", 17)
+    (2, 1)
+    """
+    lines, used = 1, -1
+    for word in text.split():
+        if used >= 0 and used + 1 + cell_len(word) > width:
+            lines, used = lines + 1, -1
+        used += 1 + cell_len(word)
+    return lines
+
+
+def _table_width(widths: Iterable[int]) -> int:
+    """How wide a table of columns this wide is: each padded by a space either side, with a
+    rule between two and at either end."""
+    widths = list(widths)
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _blocks(grid: Grid, spans: Sequence[_Span], width: int) -> list[list[int]]:
+    """The columns (their indices) of each table to print: the fewest ``drop`` columns hidden
+    that lets the rest fit, or, with ``stack_after``, as many columns a block as fit; the
+    narrowest there is where nothing fits."""
+    if grid.stack_after:
+        fixed = list(range(min(grid.stack_after, len(spans))))
+        blocks = [fixed.copy()]
+        for index in range(len(fixed), len(spans)):
+            wider = [spans[column].least for column in (*blocks[-1], index)]
+            if len(blocks[-1]) > len(fixed) and _table_width(wider) > width:
+                blocks.append(fixed.copy())
+            blocks[-1].append(index)
+        return blocks
+    headings = [heading for heading, _ in grid.columns]
+    kept = list(range(len(spans)))
+    for heading in grid.drop:
+        if _fits([kept], spans, width):
+            break
+        if heading in headings:
+            kept.remove(headings.index(heading))
+    return [kept]
+
+
+def _hides_essential(grid: Grid, blocks: Sequence[Sequence[int]]) -> bool:
+    """Whether the blocks leave out a column the names may not push out (``essential``)."""
+    shown_headings = {grid.columns[index][0] for block in blocks for index in block}
+    return any(heading not in shown_headings for heading in grid.essential)
+
+
+def _fits(blocks: Sequence[Sequence[int]], spans: Sequence[_Span], width: int) -> bool:
+    return all(_table_width(spans[index].least for index in block) <= width for block in blocks)
+
+
+def _widths(spans: Sequence[_Span], width: int) -> tuple[int, ...]:
+    """The columns' widths: each its least, then, as ``width`` leaves room, wider, to make the
+    heading row as low as it can be, then to fold the cells of a column of words over the
+    fewest lines (where everything fits, each column its natural width)."""
+    widths = [span.least for span in spans]
+    room = width - _table_width(widths)
+    for height in range(1, max((span.heading[0] for span in spans), default=1) + 1):
+        wider = [span.least + _first(span.heading, height) for span in spans]
+        if sum(wider) - sum(widths) <= room:
+            room -= sum(wider) - sum(widths)
+            widths = wider
+            break
+    for index, span in enumerate(spans):
+        within = span.cells[widths[index] - span.least :][: room + 1]
+        more = _first(within, min(within)) if within else 0
+        widths[index] += more
+        room -= more
+    return tuple(widths)
+
+
+def _first(lines: Sequence[int], most: int) -> int:
+    """How many columns more a text needs to take at most ``most`` lines (``lines``: how many
+    it takes at each width from its least)."""
+    return next(more for more, count in enumerate(lines) if count <= most)
+
+
+def _columns(grid: Grid, indices: Sequence[int], title: str) -> Grid:
+    """The grid with only these columns, and this title."""
+    columns = tuple(grid.columns[index] for index in indices)
+    rows = tuple(tuple(row[index] for index in indices) for row in grid.rows)
+    return replace(grid, title=title, columns=columns, rows=rows)
+
+
+def _named(grid: Grid) -> list[int]:
+    return [index for index, (heading, _) in enumerate(grid.columns) if heading in grid.names]
+
+
+def _aliased(grid: Grid) -> Grid:
+    """The grid with each name in its name columns replaced by its alias."""
+    alias, named = dict(grid.aliases), set(_named(grid))
+    rows = tuple(
+        tuple(alias.get(cell, cell) if index in named else cell for index, cell in enumerate(row))
+        for row in grid.rows
+    )
+    return replace(grid, rows=rows)
+
+
+def _legend(grid: Grid, width: int) -> list[str]:
+    """The aliases of the names the grid shows, as ``#1 = name``, as many to a line as fit."""
+    shown_names = {row[index] for row in grid.rows for index in _named(grid)}
+    lines: list[str] = []
+    for name, alias in grid.aliases:
+        if name not in shown_names:
+            continue
+        entry = f"{alias} = {name}"
+        if lines and cell_len(shown(f"{lines[-1]}  {entry}")) <= width:
+            lines[-1] = f"{lines[-1]}  {entry}"
+        else:
+            lines.append(entry)
+    return lines
+
+
+def _said(grid: Grid, blocks: Sequence[Sequence[int]], width: int) -> list[str]:
+    """The line under the table saying which columns are hidden, or that it is in blocks."""
+    if len(blocks) > 1:
+        return [f"stacked in {len(blocks)} blocks at {width} columns: --wide shows one table"]
+    hidden = [heading for index, (heading, _) in enumerate(grid.columns) if index not in blocks[0]]
+    if not hidden:
+        return []
+    count = f"{len(hidden)} column{'s' if len(hidden) > 1 else ''} hidden at {width} columns"
+    line = f"{count} ({', '.join(hidden)}): --wide shows all"
+    return [line if cell_len(line) <= width else f"{count}: --wide shows all"]
+
+
 def markdown(grid: Grid) -> str:
     """The grid as a Markdown table under a heading, ready to paste into a README or an issue.
 
@@ -302,10 +533,53 @@ def markdown(grid: Grid) -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_page(title: str, grids: Sequence[Grid]) -> str:
-    """A self-contained HTML page of the grids (no script, no outside file), to publish."""
+GLOSSARY: Final = {
+    "#": "the rank, best rating first",
+    "bot": "the bot, as name@version",
+    "opponent": "the bot it played, as name@version",
+    "Elo": (
+        "the rating from a Bradley-Terry fit of every result, centred on the field's mean; "
+        ">= or <= marks a bound (a bot that won, or lost, every series): its place is the fit's, "
+        "and its 95% CI reads won all or lost all"
+    ),
+    "95% CI": "the rating's 95% interval",
+    "series W-L-D": "series won, lost and drawn (a series the hand cap ended even is a draw)",
+    "games": "games won and lost, of the three a series scores",
+    "hands": "hands won",
+    "points +/-": "points scored for and against",
+    "gin/knock/uc": "hands ended by the bot's gin, by its knock, and undercuts it made",
+    "faults": "faults by kind (timeouts, illegal moves, crashes...)",
+    "ms": "mean milliseconds per decision",
+    "pairs": "complete duplicate pairs (both legs, seats swapped, on the same deals)",
+    "score": "the bot's share of its series, draws half (pairwise: the mean unit score)",
+    "draws": "the share of series drawn",
+    "pairs ratio": "pairs won (1½ or 2 of 2) over pairs lost (0 or ½), as fastchess counts them",
+    "at 95%": (
+        "what the pairing shows at 95%: better, worse or undecided by its series (Elo interval, "
+        "or a sweep's exact bound), qualified by the point margin (series only, split); "
+        "too few pairs below 4 (docs/standings.md)"
+    ),
+    "Elo diff (95% CI)": (
+        "the Elo difference at the score, with its 95% interval (from 4 pairs); a sweep as "
+        ">= bound (all won), exact from one pair"
+    ),
+    "LOS": "likelihood of superiority: the chance the first bot is the stronger (from 4 pairs)",
+    "margin (95% CI)": "the mean point margin per pair, with its 95% interval",
+    "pairs 0/½/1/1½/2": "the pentanomial: pairs in which the bot scored 0, ½, 1, 1½ or 2 series",
+}
+"""What each heading of the standings' tables means (the HTML page's legend)."""
+
+
+def html_page(title: str, grids: Sequence[Grid], glossary: dict[str, str] | None = None) -> str:
+    """A self-contained HTML page of the grids (no script, no outside file), to publish: headed
+    by ``title``, or by the first grid's title where that one only adds to it (shown once), and,
+    with ``glossary``, a legend of the headings the page shows."""
     sections = []
-    for grid in grids:
+    heading = title
+    for index, grid in enumerate(grids):
+        caption = f"<h2>{html.escape(grid.title)}</h2>\n"
+        if index == 0 and grid.title.startswith(title):
+            heading, caption = grid.title, ""
         head = "".join(f'<th class="{j}">{html.escape(h)}</th>' for h, j in grid.columns)
         body = "".join(
             "<tr>"
@@ -317,14 +591,22 @@ def html_page(title: str, grids: Sequence[Grid]) -> str:
             for row in grid.rows
         )
         sections.append(
-            f'<h2>{html.escape(grid.title)}</h2>\n<div class="wrap"><table><thead><tr>{head}'
+            f'{caption}<div class="wrap"><table><thead><tr>{head}'
             f"</tr></thead><tbody>{body}</tbody></table></div>"
         )
+    if glossary:
+        shown_headings = dict.fromkeys(h for grid in grids for h, _ in grid.columns)
+        terms = "".join(
+            f"<dt>{html.escape(term)}</dt><dd>{html.escape(glossary[term])}</dd>"
+            for term in shown_headings
+            if term in glossary
+        )
+        sections.append(f"<h2>Legend</h2>\n<dl>{terms}</dl>")
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>\n" + "\n".join(sections) + "\n</body></html>\n"
+        f"<h1>{html.escape(heading)}</h1>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
 
 
@@ -334,7 +616,43 @@ _PAGE_STYLE: Final = (
     "th,td{padding:.25rem .6rem;border-bottom:1px solid #ddd;white-space:nowrap}"
     "th{background:#f4f4f4}.right{text-align:right}.left{text-align:left}"
     "tbody tr:nth-child(even){background:#fafafa}"
+    "dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dd{margin:0}"
 )
+
+
+_STANDINGS_DROP: Final = (
+    "ms",
+    "hands",
+    "gin/knock/uc",
+    "points +/-",
+    "games",
+    "95% CI",
+    "faults",
+    "score",
+    "series W-L-D",
+)
+"""The standings' columns a narrow terminal hides, the first first: the rank, the bot and its
+rating stay."""
+_PAIRWISE_DROP: Final = (
+    "pairs 0/½/1/1½/2",
+    "margin (95% CI)",
+    "LOS",
+    "pairs ratio",
+    "draws",
+    "pairs",
+    "series W-L-D",
+    "at 95%",
+    "Elo diff (95% CI)",
+)
+"""The pairwise table's columns a narrow terminal hides, the first first: the two bots and the
+score stay."""
+_PAIRWISE_ESSENTIAL: Final = ("Elo diff (95% CI)",)
+"""The pairwise column whole names may not push out: without it, aliases stand for the names."""
+
+
+def _aliases(standings: Standings) -> tuple[tuple[str, str], ...]:
+    """Each bot's alias where names cannot fit: ``#`` and its rank."""
+    return tuple((bot.bot, f"#{rank}") for rank, bot in enumerate(standings.bots, start=1))
 
 
 def standings_grid(standings: Standings) -> Grid:
@@ -348,6 +666,7 @@ def standings_grid(standings: Standings) -> Grid:
         ("Elo", "right"),
         ("95% CI", "right"),
         ("series W-L-D", "right"),
+        ("score", "right"),
         ("games", "right"),
         ("hands", "right"),
         ("points +/-", "right"),
@@ -363,7 +682,8 @@ def standings_grid(standings: Standings) -> Grid:
                 str(rank),
                 bot.bot,
                 *rating_cells(bot),
-                f"{bot.series_won:g}-{bot.series_lost:g}-{bot.series_drawn}",
+                f"{bot.series_won}-{bot.series_lost}-{bot.series_drawn}",
+                f"{bot.score:.0%}",
                 f"{bot.games_won}-{bot.games_lost}",
                 str(bot.hands_won),
                 f"{bot.points_for}/{bot.points_against}",
@@ -373,15 +693,16 @@ def standings_grid(standings: Standings) -> Grid:
             )
         )
     title = f"Standings: {standings.league} ({standings.series} series)"
-    return Grid(title, columns, tuple(rows))
+    return Grid(title, columns, tuple(rows), _STANDINGS_DROP, ("bot",), _aliases(standings))
 
 
 def rating_cells(bot: BotStanding) -> tuple[str, str]:
-    """The Elo and 95% CI cells: a bound as ``>= x`` or ``<= x`` with no interval."""
+    """The Elo and 95% CI cells: a bound as ``>= x`` or ``<= x``, its interval's cell saying
+    why (``won all``, ``lost all``): it is ranked by the fit, not comparable to an estimate."""
     if bot.rating_bound == "lower" and bot.rating_low is not None:
-        return f">= {_signed(bot.rating_low, 0)}", "-"
+        return f">= {_signed(bot.rating_low, 0)}", "won all"
     if bot.rating_bound == "upper" and bot.rating_high is not None:
-        return f"<= {_signed(bot.rating_high, 0)}", "-"
+        return f"<= {_signed(bot.rating_high, 0)}", "lost all"
     return _signed(bot.rating, 0), f"{_signed(bot.rating_low, 0)}..{_signed(bot.rating_high, 0)}"
 
 
@@ -394,12 +715,12 @@ def _signed(value: float | None, digits: int) -> str:
 
 
 def _elo_cell(pair: Pairwise) -> str:
-    """The pairing's Elo difference and its 95% interval: a bound as ``>= x``, a dash below 4
-    units, an open end as ``inf``."""
+    """The pairing's Elo difference and its 95% interval: a sweep's exact bound as ``>= x (all
+    won)``, a dash below 4 units, an open end as ``inf``."""
     if pair.elo_bound == "lower":
-        return "-" if pair.elo_low is None else f">= {_signed(pair.elo_low, 0)}"
+        return "-" if pair.elo_low is None else f">= {_signed(pair.elo_low, 0)} (all won)"
     if pair.elo_bound == "upper":
-        return "-" if pair.elo_high is None else f"<= {_signed(pair.elo_high, 0)}"
+        return "-" if pair.elo_high is None else f"<= {_signed(pair.elo_high, 0)} (all lost)"
     if pair.elo is None:
         return "-"
     if pair.los is None:
@@ -407,6 +728,14 @@ def _elo_cell(pair: Pairwise) -> str:
     low = "-inf" if pair.elo_low is None else _signed(pair.elo_low, 0)
     high = "+inf" if pair.elo_high is None else _signed(pair.elo_high, 0)
     return f"{_signed(pair.elo, 0)} ({low}, {high})"
+
+
+def _ratio_cell(pair: Pairwise) -> str:
+    """The pairs ratio: ``inf`` where no pair was lost, a dash without pairs."""
+    counts = pair.pentanomial
+    if counts is None or counts[0] + counts[1] + counts[3] + counts[4] == 0:
+        return "-"
+    return "inf" if pair.pairs_ratio is None else f"{pair.pairs_ratio:.2f}"
 
 
 def _margin_cell(pair: Pairwise) -> str:
@@ -417,25 +746,32 @@ def _margin_cell(pair: Pairwise) -> str:
     return f"{pair.margin:+.1f} ({pair.margin_low:+.1f}, {pair.margin_high:+.1f})"
 
 
-def pairwise_grid(standings: Standings) -> Grid:
-    """Each pairing once, from its first bot's side: counted in duplicate pairs (or series
-    where there are none), the score, the Elo difference with its interval, LOS and the paired
-    point margin; a dash below 4 units."""
+def pairwise_grid(standings: Standings, first: Sequence[str] = ()) -> Grid:
+    """Each pairing once, from the side of the bot named earlier in ``first`` (the league's
+    definition: ``gin match``'s A), alphabetically first where neither is: counted in duplicate
+    pairs (or series where there are none), the score, the draw and pairs ratios, the Elo
+    difference with its interval, what it shows at 95%, LOS and the paired point margin; a dash
+    below 4 units."""
     headings = (
         "bot",
         "opponent",
         "pairs",
-        "series W-D-L",
+        "series W-L-D",
         "pairs 0/½/1/1½/2",
         "score",
+        "draws",
+        "pairs ratio",
         "Elo diff (95% CI)",
+        "at 95%",
         "LOS",
         "margin (95% CI)",
     )
+    named = {bot: index for index, bot in reversed(list(enumerate(first)))}
     columns = tuple((h, "left" if h in ("bot", "opponent") else "right") for h in headings)
     rows = []
     for pair in standings.pairwise:
-        if pair.bot > pair.opponent:
+        side = named.get(pair.bot, len(named)), pair.bot
+        if side > (named.get(pair.opponent, len(named)), pair.opponent):
             continue
         penta = "-" if pair.pentanomial is None else "/".join(map(str, pair.pentanomial))
         rows.append(
@@ -443,16 +779,27 @@ def pairwise_grid(standings: Standings) -> Grid:
                 pair.bot,
                 pair.opponent,
                 "-" if pair.pentanomial is None else str(pair.units),
-                f"{pair.wins:g}-{pair.draws}-{pair.losses:g}",
+                f"{pair.wins}-{pair.losses}-{pair.draws}",
                 penta,
                 f"{pair.score:.0%}",
+                f"{pair.draw_ratio:.0%}",
+                _ratio_cell(pair),
                 _elo_cell(pair),
+                pair.reading,
                 "-" if pair.los is None else f"{pair.los:.1%}",
                 _margin_cell(pair),
             )
         )
     title = "Pairwise (the first bot against the second; per pair where paired)"
-    return Grid(title, columns, tuple(rows))
+    return Grid(
+        title,
+        columns,
+        tuple(rows),
+        _PAIRWISE_DROP,
+        ("bot", "opponent"),
+        _aliases(standings),
+        essential=_PAIRWISE_ESSENTIAL,
+    )
 
 
 def crosstable_grid(standings: Standings) -> Grid:
@@ -472,4 +819,6 @@ def crosstable_grid(standings: Standings) -> Grid:
                 cells.append("-" if pair is None else f"{pair.score:.0%} ({pair.units})")
         rows.append((str(number), row, *cells))
     title = "Crosstable (row's score against column, units in brackets)"
-    return Grid(title, columns, tuple(rows))
+    return Grid(
+        title, columns, tuple(rows), names=("bot",), aliases=_aliases(standings), stack_after=2
+    )

@@ -158,8 +158,9 @@ def step_view(replay: Replay, index: int, viewer: Viewer, history: int = 8) -> R
 
 
 def series_summary(replay: Replay, record: ResultRecord) -> Text:
-    """How the series ended: the verdict, then each game's totals and winner."""
-    return Text(shown("\n".join(series_lines(record, replay.names))))
+    """How the series ended: the verdict, then each game's totals and winner, a line each (each
+    line escaped alone, so that a bot's name cannot break one)."""
+    return Text("\n".join(shown(line) for line in series_lines(record, replay.names)))
 
 
 # --- the transcript (non-interactive) ------------------------------------------------------------

@@ -477,6 +477,26 @@ def page_errors(browser: Chromium) -> list[str]:
     return [error for error in browser.errors() if "/favicon.ico" not in error]
 
 
+def frame_ready(browser: Chromium) -> bool:
+    """Whether the page's frame (the replay) has run its script to its end, which marks its
+    body ``data-ready`` once it has drawn the first step. The sandboxed frame is a target of
+    its own (out of the page's process): it is read through a session attached to it."""
+    frames = [
+        event["params"]["sessionId"]
+        for event in browser.events
+        if event["method"] == "Target.attachedToTarget"
+        and event["params"]["targetInfo"]["type"] == "iframe"
+    ]
+    if not frames:
+        return False
+    page, browser.session = browser.session, frames[-1]
+    try:
+        ready: object = browser.evaluate("document.body !== null && document.body.dataset.ready")
+    finally:
+        browser.session = page
+    return ready == "true"
+
+
 def text_of(browser: Chromium) -> str:
     text: str = browser.evaluate("document.body.innerText")
     return text
@@ -518,7 +538,9 @@ def test_the_leaderboard_bot_and_match_pages_in_chromium(
     frame = browser.evaluate("document.querySelector('iframe.replay').getAttribute('src')")
     assert frame == f"/matches/{quote(match)}/replay"
     assert any(url.endswith(f"{quote(match)}/replay") for url in browser.requests())
-    time.sleep(0.5)  # the frame's script draws the first step
+    attach = {"autoAttach": True, "waitForDebuggerOnStart": False, "flatten": True}
+    browser.call("Target.setAutoAttach", attach)  # the frame's target, as events
+    wait_for(lambda: frame_ready(browser), 30, "the replay frame's first step", every=0.05)
     assert page_errors(browser) == []
     browser.screenshot(ARTIFACTS / "match-page.png")
 

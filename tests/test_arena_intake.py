@@ -7,6 +7,7 @@ outside the scratch folder, nothing registered and nothing left behind.
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import io
 import json
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from protocol.manifest import MAX_FILES, MAX_FOLDER_BYTES
 from referee.conformance import CheckItem, CheckReport, Verdict, check_bot
@@ -515,7 +517,7 @@ def test_run_wakes_for_each_upload_and_checks_them_in_order(tmp_path: Path) -> N
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(service.intake.run)
-            await trio.sleep(0.05)
+            await trio.testing.wait_all_tasks_blocked()  # the loop waits for an upload
             for author, version in (("a", "1.0.0"), ("b", "1.1.0"), ("a", "1.2.0")):
                 order.append(service.intake.receive(author, tgz(good_members("mybot", version))))
             with trio.fail_after(10):
@@ -807,7 +809,7 @@ def test_one_author_cannot_fill_the_queue(tmp_path: Path) -> None:
 
 
 def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A second server on the home (``--no-ladder``) queues uploads but neither requeues nor
     sweeps nor checks while the first one's intake runs; stopped, the first hands over."""
@@ -823,6 +825,17 @@ def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
     second = ArenaService(first.arena, Store(first.arena.store_path), ladder=False)
     for intake in (first.intake, second.intake):
         intake.lock_retry_s = intake.poll_s = 0.02
+    refused = [0]  # attempts at the home's intake lock that found it held
+    real_flock = fcntl.flock
+
+    def flock(descriptor: int, operation: int) -> None:
+        try:
+            real_flock(descriptor, operation)
+        except BlockingIOError:
+            refused[0] += 1
+            raise
+
+    monkeypatch.setattr(fcntl, "flock", flock)
 
     def state(service: ArenaService, submission_id: str) -> SubmissionState:
         row = service.store.submission(submission_id)
@@ -833,6 +846,12 @@ def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
         with trio.fail_after(10):
             while not done():
                 await trio.sleep(0.01)
+
+    async def second_refused(times: int) -> None:
+        """Until the second intake has found the lock held ``times`` more times: what it would
+        have done with the lock (requeue, sweep, check) it would have done by then."""
+        wanted = refused[0] + times
+        await until(lambda: refused[0] >= wanted)
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
@@ -847,17 +866,18 @@ def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
             await started.wait()
             assert first.intake.checks
             nursery.start_soon(second.intake.run)
-            await trio.sleep(0.3)
+            await second_refused(2)
             assert not second.intake.checks
             assert state(first, mine) is SubmissionState.CHECKING  # not requeued by the second
             assert f"{mine}.tgz" in uploads_left(first)  # nor swept
             theirs = second.intake.receive("b", tgz(good_members("mybot", "2.0.0")))
-            await trio.sleep(0.3)
+            await second_refused(2)
             assert state(first, theirs) is SubmissionState.QUEUED  # one check at a time
             going.set()
             await until(lambda: state(first, theirs) is SubmissionState.REJECTED)
             assert state(first, mine) is SubmissionState.ACCEPTED
-            await trio.sleep(0.1)  # the first is idle: an upload to the second wakes it not
+            await trio.testing.wait_all_tasks_blocked()  # the first is idle: an upload to
+            # the second wakes it not, its poll finds it
             idle = second.intake.receive("b", tgz(good_members("idle")))
             await until(lambda: state(first, idle) is SubmissionState.ACCEPTED)
             assert not second.intake.checks
@@ -887,9 +907,13 @@ def test_the_ladder_starts_no_new_pair_while_an_upload_is_checked(tmp_path: Path
 
     async def checker(path: Path) -> CheckReport:
         seen["start"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
-        await trio.sleep(0.6)
+        with trio.fail_after(10):
+            while True:  # until what was under way finished, and the ladder, free to start a
+                await trio.testing.wait_all_tasks_blocked()  # pair, has had its turn
+                if not executor.running:
+                    break
+                await trio.sleep(0.01)
         seen["end"] = (len(executor.jobs), {m.match_id for m in store.matches(LADDER)})
-        assert not executor.running  # what was under way finished
         return passing(path)
 
     service = ArenaService(arena, store, jobs=2, executor=executor, checker=checker, seed=1)
@@ -909,6 +933,7 @@ def test_the_ladder_starts_no_new_pair_while_an_upload_is_checked(tmp_path: Path
             nursery.cancel_scope.cancel()
 
     trio.run(main)
+    assert "end" in seen, "play never stopped for the check: the ladder was not held"
     started, scheduled = seen["start"]
     ended, scheduled_then = seen["end"]
     assert scheduled_then == scheduled

@@ -11,6 +11,7 @@ import grpc
 import hpack
 import pytest
 import trio
+import trio.testing
 
 from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
@@ -360,7 +361,7 @@ def test_one_connection_is_admitted_and_an_abusive_one_ends(tmp_path: Path) -> N
         client = trio.socket.socket(trio.socket.AF_UNIX)
         await client.connect(str(channel.socket_path))
         await client.send(PREFACE + frame(Frame.SETTINGS, 0, 0))
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # the channel took the connection
         second = socket.socket(socket.AF_UNIX)
         with pytest.raises(ConnectionRefusedError):
             second.connect(str(channel.socket_path))  # the listening socket is closed

@@ -535,14 +535,17 @@ def test_cpu_spin_ignoring_sigxcpu_is_killed(tmp_path: Path) -> None:
 ESCAPER = """
 import os, signal, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
+ready, told = os.pipe()
 for _ in range(3):
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            os.write(told, b"+")  # detached, and deaf to SIGTERM
             time.sleep(120)
         os._exit(0)
-time.sleep(0.3)
+for _ in range(3):
+    os.read(ready, 1)
 print("escaped", flush=True)
 time.sleep(120)
 """

@@ -446,6 +446,7 @@ def test_a_cancelled_match_closes_its_seats_at_once_even_with_a_nursery(tmp_path
 async def longest_stall(work: Callable[[], Awaitable[object]]) -> float:
     """The longest the event loop went without running a 10 ms ticker while ``work`` ran."""
     gaps = [0.0]
+    ticked = [trio.Event()]
 
     async def tick(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         last = time.monotonic()
@@ -455,12 +456,14 @@ async def longest_stall(work: Callable[[], Awaitable[object]]) -> float:
             now = time.monotonic()
             gaps.append(now - last)
             last = now
+            ticked[0].set()
+            ticked[0] = trio.Event()
 
     async with trio.open_nursery() as nursery:
         await nursery.start(tick)  # ticking before the work begins
         with contextlib.suppress(Exception):
             await work()
-        await trio.sleep(0.05)  # the ticker's turn: a stall shows as its next gap
+        await ticked[0].wait()  # the ticker's next turn: a stall shows as its gap
         nursery.cancel_scope.cancel()
     return max(gaps)
 

@@ -626,19 +626,19 @@ _STANDINGS_DROP: Final = (
     "gin/knock/uc",
     "points +/-",
     "games",
-    "95% CI",
-    "faults",
     "score",
     "series W-L-D",
+    "95% CI",
+    "faults",
 )
 """The standings' columns a narrow terminal hides, the first first: the rank, the bot and its
 rating stay."""
 _PAIRWISE_DROP: Final = (
     "pairs 0/½/1/1½/2",
+    "draws",
+    "pairs ratio",
     "margin (95% CI)",
     "LOS",
-    "pairs ratio",
-    "draws",
     "pairs",
     "series W-L-D",
     "at 95%",

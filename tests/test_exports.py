@@ -7,6 +7,9 @@ package, and the modules of ``protocol`` (the contract bots are written against)
 pins each package's public modules. ``python -m tests.test_exports`` prints the surface as the
 code has it now; ``python -m tests.test_exports --write`` puts it in this file (then run
 ``ruff format`` on it and read the diff: every line that moves is a change of public API).
+Every module of ``tournaments`` declares an ``__all__`` (so all of them are pinned but the private
+modules of ``tournaments.arena.web``), each name in it exists, and a public name another module
+imports from a ``tournaments`` module is in that module's ``__all__``.
 
 Two rules hold for every module of the project, tests and benchmarks included:
 
@@ -271,6 +274,63 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "sample_bots.strong": (),
     "tournaments": (),
     "tournaments.arena": (),
+    "tournaments.arena.accounts": (
+        "AccountError",
+        "add_author",
+        "author_of",
+        "issue_token",
+        "new_token",
+        "revoke",
+        "token_digest",
+    ),
+    "tournaments.arena.board": (
+        "Board",
+        "BoardRow",
+        "compute_board",
+        "new_points",
+    ),
+    "tournaments.arena.client": (
+        "TOKEN_ENV",
+        "ArenaClientError",
+        "ArenaVerdict",
+        "find_token",
+        "submit_to_arena",
+    ),
+    "tournaments.arena.intake": (
+        "MAX_UPLOAD_BYTES",
+        "Intake",
+        "UnsafeUpload",
+        "UploadRefused",
+        "unpack_upload",
+    ),
+    "tournaments.arena.ladder": (
+        "EXPLORE_SHARE",
+        "FIRST_PAIRS",
+        "LADDER",
+        "SUSPEND_AFTER",
+        "UNKNOWN_WIDTH",
+        "Known",
+        "Ladder",
+        "choose_pairing",
+        "ladder_config",
+        "pairing_key",
+    ),
+    "tournaments.arena.privacy": (
+        "redact_text",
+        "redacted_log",
+        "redacted_replay",
+    ),
+    "tournaments.arena.server": (
+        "serve",
+        "server_config",
+    ),
+    "tournaments.arena.service": (
+        "MAX_LISTENERS",
+        "ArenaRefusal",
+        "ArenaService",
+        "Event",
+        "LiveMatch",
+    ),
     "tournaments.arena.web": (
         "API_PER_MINUTE",
         "CSP",
@@ -288,6 +348,16 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "UPLOADS_PER_MINUTE",
         "create_app",
     ),
+    "tournaments.audit": (
+        "AuditReport",
+        "audit",
+        "unrecorded",
+    ),
+    "tournaments.bot_seeds": (
+        "bot_seeds",
+        "league_bot_seeds",
+        "play_bot_seeds",
+    ),
     "tournaments.cli": (),
     "tournaments.cli.app": (
         "app",
@@ -297,6 +367,97 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "play",
         "sandbox",
     ),
+    "tournaments.cli.arena": (
+        "announce_pairs",
+        "pair_line",
+    ),
+    "tournaments.cli.bot": (),
+    "tournaments.cli.common": (
+        "AsJson",
+        "MoveTime",
+        "PinCpus",
+        "Strict",
+        "app",
+        "arena_app",
+        "author_app",
+        "bot_app",
+        "choice",
+        "console",
+        "errors",
+        "fail",
+        "league_app",
+        "move_time_control",
+        "open_arena",
+        "open_sandbox",
+        "place_cpus",
+        "print_table",
+        "said",
+        "sandbox_app",
+        "seconds",
+    ),
+    "tournaments.cli.demo": (
+        "DemoHomeError",
+        "demo_bots",
+        "demo_note",
+        "prepare_demo",
+    ),
+    "tournaments.cli.entry": ("main",),
+    "tournaments.cli.league": (
+        "ExecutorKind",
+        "check_scheduler",
+    ),
+    "tournaments.cli.league_new": (
+        "BotArguments",
+        "league_new",
+    ),
+    "tournaments.cli.live": (
+        "LeagueView",
+        "MatchView",
+        "PlainProgress",
+    ),
+    "tournaments.cli.match": (
+        "MatchTestView",
+        "match",
+        "summary_line",
+    ),
+    "tournaments.cli.play": (),
+    "tournaments.cli.render": (
+        "END_WORDS",
+        "GLOSSARY",
+        "Grid",
+        "bot_text",
+        "bots_table",
+        "cards_text",
+        "crosstable_grid",
+        "fault_text",
+        "fit",
+        "hand_row",
+        "hands_table",
+        "html_page",
+        "markdown",
+        "pairwise_grid",
+        "plain_table",
+        "print_checklist",
+        "print_stderr",
+        "rating_cells",
+        "result_line",
+        "rich_table",
+        "score_sheet",
+        "showdown_text",
+        "standings_grid",
+    ),
+    "tournaments.cli.replay": ("replay",),
+    "tournaments.cli.replay_view": (
+        "SPEEDS",
+        "Player",
+        "ScriptedKeys",
+        "TerminalKeys",
+        "decode_keys",
+        "play",
+        "print_transcript",
+        "step_view",
+    ),
+    "tournaments.cli.sandbox": (),
     "tournaments.executors": (
         "Executor",
         "ExecutorError",
@@ -308,6 +469,194 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "MatchTimings",
         "ProbeReport",
         "WorkerProbe",
+    ),
+    "tournaments.executors.cluster_task": (
+        "CONNECT_TIMEOUT_S",
+        "STOP_GRACE_S",
+        "STOP_POLL_S",
+        "ClusterError",
+        "SweepOnStart",
+        "TaskReply",
+        "arena_code",
+        "end_groups",
+        "match_slug",
+        "play_on_worker",
+        "retire_idle",
+        "started_processes",
+        "swept",
+        "worker_probe",
+    ),
+    "tournaments.executors.fake": (
+        "Attempt",
+        "FakeExecutor",
+        "played",
+    ),
+    "tournaments.executors.local": (
+        "LocalExecutor",
+        "WarmWorker",
+    ),
+    "tournaments.executors.local_cluster": (
+        "local_cluster",
+        "loopback_up",
+    ),
+    "tournaments.headtohead": (
+        "MatchReport",
+        "batch_pairs",
+        "match_config",
+        "match_name",
+        "match_report",
+        "play_match",
+        "start_match",
+    ),
+    "tournaments.inference": (
+        "ELO_PER_NAT",
+        "LEVEL",
+        "MIN_UNITS",
+        "PRIOR_VARIANCE",
+        "Bound",
+        "MeanEstimate",
+        "ScoreEstimate",
+        "critical_t",
+        "critical_z",
+        "elo_from_score",
+        "mean_estimate",
+        "reading",
+        "score_estimate",
+        "score_from_elo",
+        "t_cdf",
+        "t_quantile",
+    ),
+    "tournaments.league": (
+        "MAX_LEAGUE_MATCHES",
+        "NAME_PATTERN",
+        "LeagueConfig",
+        "LeagueError",
+        "StoredLeague",
+        "create_league",
+        "derive_seed",
+        "extend_league",
+        "league_secret",
+        "load_league",
+        "match_id",
+        "pairings",
+        "play_match_id",
+        "play_seed",
+        "public_seed",
+        "schedule",
+        "stored_league",
+    ),
+    "tournaments.packing": (
+        "BotCodeMismatchError",
+        "Bundle",
+        "bundle_bot",
+        "pack_bot",
+        "unpack_bot",
+    ),
+    "tournaments.pairs": (
+        "PairOutcome",
+        "Pentanomial",
+        "by_pairing",
+        "pair_outcomes",
+        "pentanomial",
+        "units_of",
+    ),
+    "tournaments.records": (
+        "MatchJob",
+        "MatchOutcome",
+        "MatchSummary",
+        "WorkerFailure",
+    ),
+    "tournaments.registry": (
+        "Arena",
+        "Checker",
+        "RegistryError",
+        "parse_spec",
+        "resolve",
+        "submit",
+    ),
+    "tournaments.replay_html": ("replay_html",),
+    "tournaments.restat": (
+        "RestatReport",
+        "restat",
+    ),
+    "tournaments.runner": (
+        "AHEAD_PER_SLOT",
+        "RETRIES",
+        "SITTING_MAX",
+        "STOPPING_SITTING_MAX",
+        "LeagueBusy",
+        "LeagueRunner",
+        "Listener",
+        "PairTally",
+        "Progress",
+        "blocks",
+        "duplicate_pair",
+        "pairs_in_order",
+        "runner_of",
+        "sittings_of",
+    ),
+    "tournaments.sprt": (
+        "ELO_LIMIT",
+        "EMPTY_CELL",
+        "PAIR_SCORES",
+        "SprtRun",
+        "SprtSettings",
+        "SprtStatus",
+        "Verdict",
+        "elo_score",
+        "fit_mean",
+        "llr",
+        "llr_normal",
+        "status",
+    ),
+    "tournaments.standings": (
+        "DENSE_FIT_MAX_BOTS",
+        "BotStanding",
+        "Pairwise",
+        "Ratings",
+        "Standings",
+        "compute",
+        "fit_ratings",
+        "read_standings",
+    ),
+    "tournaments.stats": (
+        "HandStats",
+        "hand_stats",
+        "logged_hands",
+        "read_hand_stats",
+    ),
+    "tournaments.store": (
+        "BOTS_DIR",
+        "LOGS_DIR",
+        "SCHEMA_VERSION",
+        "BotRow",
+        "Entrant",
+        "EntrantState",
+        "LoggedResult",
+        "MatchRow",
+        "MatchState",
+        "RatingPoint",
+        "ResultRow",
+        "Store",
+        "StoreDamaged",
+        "StoreUnusable",
+        "Submission",
+        "SubmissionState",
+    ),
+    "tournaments.words": (
+        "END_WORDS",
+        "counts_text",
+        "drawn_text",
+        "elo_text",
+        "scores_text",
+        "series_lines",
+        "series_verdict",
+        "step_text",
+        "verdict_text",
+    ),
+    "tournaments.worker": (
+        "Worker",
+        "WorkerLine",
     ),
 }
 """Public names by package or module (see the module docstring for which are pinned)."""
@@ -704,6 +1053,47 @@ def test_tested_lists_only_what_a_test_needs() -> None:
         assert path.is_file(), f"{test} is not a module"
         needed = {reach.package for reach in reaches(path, tested={})}
         assert set(packages) <= needed, f"{test} does not reach into {set(packages) - needed}"
+
+
+def declared_modules() -> list[str]:
+    """Every module of ``tournaments`` that must declare an ``__all__`` (not ``__main__``, not a
+    generated one)."""
+    modules = (module_name(path) for path in source_files(("tournaments",)))
+    return [m for m in modules if not m.endswith(".__main__") and not GENERATED.search(m)]
+
+
+@pytest.mark.parametrize("module", declared_modules())
+def test_every_tournaments_module_declares_all(module: str) -> None:
+    imported = importlib.import_module(module)
+    declared = getattr(imported, "__all__", None)
+    assert declared is not None, f"{module} has no __all__"
+    assert [name for name in declared if not hasattr(imported, name)] == []
+
+
+def imported_names() -> Iterator[tuple[str, str, str]]:
+    """``(where, module, name)`` for every public name a project module imports from a module of
+    ``tournaments`` (submodules aside)."""
+    for path in source_files(PROJECT):
+        module = module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = absolute(node, package_of(module, path))
+                if inside(source, "tournaments") and source != module:
+                    for alias in node.names:
+                        name = alias.name
+                        if not is_private(name) and not is_module(f"{source}.{name}"):
+                            yield f"{path.relative_to(ROOT)}:{node.lineno}", source, name
+
+
+def test_imported_names_are_in_all() -> None:
+    """What another module imports from a ``tournaments`` module is in that module's ``__all__``."""
+    missing = [
+        f"{where}: {name} (not in {source}.__all__)"
+        for where, source, name in imported_names()
+        if name not in getattr(importlib.import_module(source), "__all__", ())
+    ]
+    assert missing == []
 
 
 # --- regeneration ------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ from tournaments.store import (
     StoreDamaged,
 )
 
+__all__ = ["AuditReport", "audit", "unrecorded"]
+
 
 @dataclass(frozen=True, slots=True)
 class Discrepancy:

@@ -15,6 +15,9 @@ import hmac
 import secrets
 from typing import Final
 
+__all__ = ["bot_seeds", "league_bot_seeds", "play_bot_seeds"]
+
+
 BOT_SEED_BITS: Final = 63
 """Seeds fit in a signed 64-bit integer, for bots whose language has no unsigned one."""
 _LEAGUE_LABEL: Final = "hollywood-gin/bot-seed/v1"

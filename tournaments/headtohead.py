@@ -39,6 +39,17 @@ from tournaments.runner import LeagueRunner, Listener, PairTally
 from tournaments.sprt import SprtSettings, SprtStatus, status
 from tournaments.store import Store
 
+__all__ = [
+    "MatchReport",
+    "batch_pairs",
+    "match_config",
+    "match_name",
+    "match_report",
+    "play_match",
+    "start_match",
+]
+
+
 BATCH_PAIRS: Final = 8
 """The fewest pairs a batch of a match with a test schedules (more with more jobs)."""
 PAIRS_PER_JOB: Final = 4

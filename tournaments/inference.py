@@ -27,6 +27,26 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Final, Literal
 
+__all__ = [
+    "ELO_PER_NAT",
+    "LEVEL",
+    "MIN_UNITS",
+    "PRIOR_VARIANCE",
+    "Bound",
+    "MeanEstimate",
+    "ScoreEstimate",
+    "critical_t",
+    "critical_z",
+    "elo_from_score",
+    "mean_estimate",
+    "reading",
+    "score_estimate",
+    "score_from_elo",
+    "t_cdf",
+    "t_quantile",
+]
+
+
 ELO_PER_NAT: Final = 400 / math.log(10)
 """Elo points per unit of log-odds (the logistic Elo scale, ``400 log10``)."""
 

@@ -69,6 +69,27 @@ from tournaments.registry import RegistryError, resolve
 from tournaments.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
+__all__ = [
+    "MAX_LEAGUE_MATCHES",
+    "NAME_PATTERN",
+    "LeagueConfig",
+    "LeagueError",
+    "StoredLeague",
+    "create_league",
+    "derive_seed",
+    "extend_league",
+    "league_secret",
+    "load_league",
+    "match_id",
+    "pairings",
+    "play_match_id",
+    "play_seed",
+    "public_seed",
+    "schedule",
+    "stored_league",
+]
+
+
 MAX_LEAGUE_FILE_BYTES: Final = 1024 * 1024
 MAX_LEAGUE_MATCHES: Final = 250_000
 """The most matches a league may hold (its store rows, and days of play on one machine)."""

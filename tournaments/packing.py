@@ -20,6 +20,8 @@ from pathlib import Path
 from referee.local import bot_files, code_hash
 from referee.sandbox import private_dir, remove_tree
 
+__all__ = ["BotCodeMismatchError", "Bundle", "bundle_bot", "pack_bot", "unpack_bot"]
+
 
 class BotCodeMismatchError(RuntimeError):
     """A bot's code did not hash to what the registry says it is: in a bundle, in the registry

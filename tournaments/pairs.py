@@ -24,6 +24,9 @@ from typing import Protocol, TypeVar
 
 from tournaments.store import ResultRow, StoreDamaged
 
+__all__ = ["PairOutcome", "Pentanomial", "by_pairing", "pair_outcomes", "pentanomial", "units_of"]
+
+
 Pentanomial = tuple[int, int, int, int, int]
 """How many pairs the bot scored 0, 0.5, 1, 1.5 and 2 series in (of two)."""
 

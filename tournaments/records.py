@@ -23,6 +23,9 @@ from referee.rules import RuleParams
 from referee.sandbox import SandboxLimits
 from tournaments.stats import HandStats, hand_stats
 
+__all__ = ["MatchJob", "MatchOutcome", "MatchSummary", "WorkerFailure"]
+
+
 Totals = tuple[tuple[int, ...], tuple[int, ...]]
 T = TypeVar("T")
 

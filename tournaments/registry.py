@@ -33,6 +33,9 @@ from referee.conformance import CheckReport
 from referee.local import code_hash
 from tournaments.store import BOTS_DIR, LOGS_DIR, BotRow, Store
 
+__all__ = ["Arena", "Checker", "RegistryError", "parse_spec", "resolve", "submit"]
+
+
 DEFAULT_HOME: Final = ".gin"
 HOME_ENV: Final = "GIN_HOME"
 

@@ -29,6 +29,9 @@ from referee.replay import (
 from referee.rules import Card, CardSet, min_deadwood
 from tournaments.words import drawn_text, scores_text, series_lines, step_text
 
+__all__ = ["replay_html"]
+
+
 ASSETS = files("tournaments") / "replay_assets"
 
 

@@ -17,6 +17,8 @@ from referee.replay import LogReadError, read_log, verify_records
 from tournaments.stats import HandStats, hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, Store
 
+__all__ = ["RestatReport", "restat"]
+
 
 @dataclass(frozen=True, slots=True)
 class RestatReport:

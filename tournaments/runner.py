@@ -61,6 +61,24 @@ from tournaments.registry import Arena, parse_spec
 from tournaments.sprt import SprtStatus, status
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store, StoreDamaged
 
+__all__ = [
+    "AHEAD_PER_SLOT",
+    "RETRIES",
+    "SITTING_MAX",
+    "STOPPING_SITTING_MAX",
+    "LeagueBusy",
+    "LeagueRunner",
+    "Listener",
+    "PairTally",
+    "Progress",
+    "blocks",
+    "duplicate_pair",
+    "pairs_in_order",
+    "runner_of",
+    "sittings_of",
+]
+
+
 RETRIES: Final = 2
 """Attempts at a match whose worker failed (not a bot's fault: that is a result)."""
 CAPACITY_POLL_S: Final = 5.0

@@ -34,6 +34,22 @@ from dataclasses import dataclass
 from protocol.bounded import loads_json
 from tournaments.pairs import Pentanomial
 
+__all__ = [
+    "ELO_LIMIT",
+    "EMPTY_CELL",
+    "PAIR_SCORES",
+    "SprtRun",
+    "SprtSettings",
+    "SprtStatus",
+    "Verdict",
+    "elo_score",
+    "fit_mean",
+    "llr",
+    "llr_normal",
+    "status",
+]
+
+
 PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """A pair's score (the bot's share of its two series) for each of the five outcomes."""
 

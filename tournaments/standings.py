@@ -45,6 +45,18 @@ from tournaments.pairs import PairOutcome, by_pairing, pentanomial, units_of
 from tournaments.stats import HandStats
 from tournaments.store import ResultRow, Store, _collector_paused
 
+__all__ = [
+    "DENSE_FIT_MAX_BOTS",
+    "BotStanding",
+    "Pairwise",
+    "Ratings",
+    "Standings",
+    "compute",
+    "fit_ratings",
+    "read_standings",
+]
+
+
 ELO: Final = ELO_PER_NAT
 PRIOR_GAMES: Final = 1.0
 DISPERSION_MIN_WEIGHT: Final = 0.05

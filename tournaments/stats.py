@@ -17,6 +17,8 @@ from referee.rules import HandEnd
 if TYPE_CHECKING:
     from referee.replay import MatchLogData
 
+__all__ = ["HandStats", "hand_stats", "logged_hands", "read_hand_stats"]
+
 
 class ScoredHand(Protocol):
     """What the statistics read of a hand's outcome (a ``HandOutcome`` has it)."""

@@ -30,6 +30,26 @@ from referee.match import MatchEnd
 from tournaments.records import MatchSummary
 from tournaments.stats import HandStats
 
+__all__ = [
+    "BOTS_DIR",
+    "LOGS_DIR",
+    "SCHEMA_VERSION",
+    "BotRow",
+    "Entrant",
+    "EntrantState",
+    "LoggedResult",
+    "MatchRow",
+    "MatchState",
+    "RatingPoint",
+    "ResultRow",
+    "Store",
+    "StoreDamaged",
+    "StoreUnusable",
+    "Submission",
+    "SubmissionState",
+]
+
+
 _T = TypeVar("_T")
 
 SCHEMA_VERSION: Final = 1

@@ -23,6 +23,19 @@ from referee.rules import Action, Card, DrawStock, HandEnd, Knock, TakeUpcard, f
 from tournaments.inference import ScoreEstimate
 from tournaments.sprt import SprtSettings, Verdict
 
+__all__ = [
+    "END_WORDS",
+    "counts_text",
+    "drawn_text",
+    "elo_text",
+    "scores_text",
+    "series_lines",
+    "series_verdict",
+    "step_text",
+    "verdict_text",
+]
+
+
 Names = tuple[str, str]
 
 END_WORDS = {

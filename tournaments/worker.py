@@ -49,6 +49,9 @@ from referee.remote import RemoteSeat  # noqa: E402
 from tournaments.packing import BotCodeMismatchError  # noqa: E402
 from tournaments.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
 
+__all__ = ["Worker", "WorkerLine"]
+
+
 PARENT_POLL_S = 0.5
 REST_LIMIT_S = 60.0
 """How long a sitting's bots may rest waiting for its next series before they are closed."""

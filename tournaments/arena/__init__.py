@@ -11,3 +11,5 @@ pairs plays day and night, and anyone watches in a browser.
 - ``server``: Hypercorn under trio, with the ladder and the intake in the same process;
 - ``client``: ``gin bot submit DIR --arena URL``.
 """
+
+__all__: list[str] = []

@@ -15,6 +15,17 @@ from typing import Final
 
 from tournaments.store import Store
 
+__all__ = [
+    "AccountError",
+    "add_author",
+    "author_of",
+    "issue_token",
+    "new_token",
+    "revoke",
+    "token_digest",
+]
+
+
 AUTHOR_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 TOKEN_PREFIX: Final = "gin_"
 TOKEN_PATTERN: Final = re.compile(r"gin_[A-Za-z0-9_-]{43}")

@@ -12,6 +12,8 @@ from tournaments.registry import parse_spec
 from tournaments.standings import BotStanding, Standings, read_standings
 from tournaments.store import EntrantState, RatingPoint, Store
 
+__all__ = ["Board", "BoardRow", "compute_board", "new_points"]
+
 
 @dataclass(frozen=True, slots=True)
 class BoardRow:

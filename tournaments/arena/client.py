@@ -25,6 +25,9 @@ from referee.local import bot_files
 from tournaments.arena.intake import MAX_UPLOAD_BYTES
 from tournaments.packing import pack_bot
 
+__all__ = ["TOKEN_ENV", "ArenaClientError", "ArenaVerdict", "find_token", "submit_to_arena"]
+
+
 TOKEN_ENV: Final = "GIN_ARENA_TOKEN"
 """The environment variable an arena token may be given in."""
 WAIT_S: Final = 600.0

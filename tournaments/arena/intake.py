@@ -41,6 +41,9 @@ from tournaments.store import EntrantState, Submission, SubmissionState
 if TYPE_CHECKING:
     from tournaments.arena.service import ArenaService
 
+__all__ = ["MAX_UPLOAD_BYTES", "Intake", "UnsafeUpload", "UploadRefused", "unpack_upload"]
+
+
 MAX_UPLOAD_BYTES: Final = 8 * 1024 * 1024
 """The most an upload may weigh (gzip'd tar); a bigger one is refused before it is kept."""
 MAX_DEPTH: Final = 32

@@ -47,6 +47,20 @@ from tournaments.registry import Arena
 from tournaments.runner import LeagueRunner, Listener, pairs_in_order
 from tournaments.store import EntrantState, MatchRow, MatchState, Store
 
+__all__ = [
+    "EXPLORE_SHARE",
+    "FIRST_PAIRS",
+    "LADDER",
+    "SUSPEND_AFTER",
+    "UNKNOWN_WIDTH",
+    "Known",
+    "Ladder",
+    "choose_pairing",
+    "ladder_config",
+    "pairing_key",
+]
+
+
 LADDER: Final = "ladder"
 """The ladder's league name in the store."""
 FIRST_PAIRS: Final = 3

@@ -18,6 +18,9 @@ from typing import Any, Final
 from protocol.bounded import loads_json
 from referee.replay import Replay, build_replay, read_text
 
+__all__ = ["redact_text", "redacted_log", "redacted_replay"]
+
+
 _ENCODE: Final = json.JSONEncoder(separators=(",", ":")).encode
 _MARK: Final = '"evidence"'
 

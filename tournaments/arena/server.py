@@ -23,6 +23,9 @@ from hypercorn.trio import serve as hypercorn_serve
 from tournaments.arena.service import ArenaService
 from tournaments.arena.web import create_app
 
+__all__ = ["serve", "server_config"]
+
+
 GRACE_S: Final = 3.0
 """How long open requests (a live page's stream, say) get once the server is told to stop."""
 

@@ -28,6 +28,9 @@ from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
 from tournaments.store import BotRow, Entrant, EntrantState, MatchRow, Store
 
+__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch"]
+
+
 _log = logging.getLogger("gin.arena")
 EVENT_BUFFER: Final = 64
 """Events a slow reader may fall behind by before it misses some (it never blocks the arena)."""

@@ -4,3 +4,5 @@ rich renderers, the live views and the replay viewers. Nothing else in the proje
 Importing this package imports nothing: :mod:`tournaments.cli.entry` hardens the process before
 the modules that pull grpc in (:mod:`tournaments.cli.app`) are loaded.
 """
+
+__all__: list[str] = []

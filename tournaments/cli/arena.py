@@ -43,6 +43,8 @@ from tournaments.store import EntrantState, MatchRow, ResultRow, Store, StoreDam
 if TYPE_CHECKING:
     from tournaments.arena.ladder import Ladder
 
+__all__ = ["announce_pairs", "pair_line"]
+
 
 @arena_app.command("serve")
 def arena_serve(

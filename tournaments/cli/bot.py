@@ -31,6 +31,8 @@ from tournaments.cli.common import (
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
 from tournaments.store import EntrantState, MatchState, Store
 
+__all__: list[str] = []
+
 
 @bot_app.command("new")
 def bot_new(

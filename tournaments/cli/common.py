@@ -19,6 +19,31 @@ from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
 from tournaments.registry import Arena
 from tournaments.store import Store, StoreUnusable
 
+__all__ = [
+    "AsJson",
+    "MoveTime",
+    "PinCpus",
+    "Strict",
+    "app",
+    "arena_app",
+    "author_app",
+    "bot_app",
+    "choice",
+    "console",
+    "errors",
+    "fail",
+    "league_app",
+    "move_time_control",
+    "open_arena",
+    "open_sandbox",
+    "place_cpus",
+    "print_table",
+    "said",
+    "sandbox_app",
+    "seconds",
+]
+
+
 console = Console(emoji=False, soft_wrap=True)
 """Standard output. Bot text's ``:name:`` stays as written; a line is never wrapped by rich
 (a command it suggests stays whole, to copy: the terminal wraps it, a file keeps it)."""

@@ -21,6 +21,9 @@ from tournaments.league import LeagueConfig, LeagueError, create_league
 from tournaments.registry import Arena, submit
 from tournaments.store import Store, StoreUnusable
 
+__all__ = ["DemoHomeError", "demo_bots", "demo_note", "prepare_demo"]
+
+
 SAMPLES: Final = Path(__file__).resolve().parents[2] / "sample_bots"
 DEMO_BOTS: Final = ("random", "greedy", "strong", "node")
 DEMO_NAME: Final = "demo"

@@ -11,6 +11,8 @@ import signal
 import sys
 from typing import Any, TextIO, cast
 
+__all__ = ["main"]
+
 
 class _PipeEnd:
     """Standard output that ends the process as any Unix tool ends when the reader of its

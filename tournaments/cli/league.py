@@ -47,6 +47,8 @@ from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
 from tournaments.standings import read_standings
 from tournaments.store import MatchState, Store, StoreDamaged
 
+__all__ = ["ExecutorKind", "check_scheduler"]
+
 
 class Format(enum.StrEnum):
     """Output formats of the standings."""

@@ -37,6 +37,9 @@ from tournaments.league import LeagueConfig, LeagueError, create_league, load_le
 from tournaments.registry import Arena, RegistryError, resolve, submit
 from tournaments.store import Store
 
+__all__ = ["BotArguments", "league_new"]
+
+
 LEAGUES_DIR: Final = "leagues"
 """The folder of the arena home that holds the league files ``gin league new`` writes."""
 

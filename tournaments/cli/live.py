@@ -25,6 +25,9 @@ from tournaments.runner import Progress
 from tournaments.standings import Standings
 from tournaments.store import StoreDamaged
 
+__all__ = ["LeagueView", "MatchView", "PlainProgress"]
+
+
 RATE_AFTER_S: Final = 5.0
 """The live view shows the matches per minute once the run has gone on this long."""
 LIVE_HANDS: Final = 12

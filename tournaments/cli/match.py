@@ -43,6 +43,9 @@ from tournaments.sprt import SprtSettings, SprtStatus, status
 from tournaments.store import Store, StoreDamaged
 from tournaments.words import counts_text, elo_text, verdict_text
 
+__all__ = ["MatchTestView", "match", "summary_line"]
+
+
 DEFAULT_CAP = 2000
 """Pairs at most of a match with a test, unless ``--max-pairs`` says otherwise."""
 

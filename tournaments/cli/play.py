@@ -49,6 +49,8 @@ from tournaments.cli.common import (
 from tournaments.cli.live import MatchView
 from tournaments.league import play_match_id, play_seed
 
+__all__: list[str] = []
+
 
 def _active_layers(sandbox: Sandbox) -> tuple[str, ...]:
     return tuple(status.layer.value for status in sandbox.layers if status.active)

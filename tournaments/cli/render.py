@@ -27,6 +27,33 @@ from tournaments.store import BotRow
 from tournaments.words import END_WORDS as END_WORDS  # noqa: PLC0414 - re-exported
 from tournaments.words import drawn_text, scores_text, series_verdict
 
+__all__ = [
+    "END_WORDS",
+    "GLOSSARY",
+    "Grid",
+    "bot_text",
+    "bots_table",
+    "cards_text",
+    "crosstable_grid",
+    "fault_text",
+    "fit",
+    "hand_row",
+    "hands_table",
+    "html_page",
+    "markdown",
+    "pairwise_grid",
+    "plain_table",
+    "print_checklist",
+    "print_stderr",
+    "rating_cells",
+    "result_line",
+    "rich_table",
+    "score_sheet",
+    "showdown_text",
+    "standings_grid",
+]
+
+
 SUIT_STYLES = ("green", "blue", "red", "white")
 """Clubs, diamonds, hearts, spades."""
 

@@ -35,6 +35,9 @@ from tournaments.registry import Arena
 from tournaments.replay_html import replay_html
 from tournaments.store import StoreDamaged
 
+__all__ = ["replay"]
+
+
 console = Console(emoji=False)  # ":name:" in bot text stays as written
 
 VERIFY_EXIT = {VerifyStatus.VERIFIED: 0, VerifyStatus.FAILED: 1, VerifyStatus.INCOMPLETE: 3}

@@ -39,6 +39,18 @@ from referee.rules import Card, min_deadwood
 from tournaments.cli.render import cards_text, showdown_text
 from tournaments.words import series_lines, step_text
 
+__all__ = [
+    "SPEEDS",
+    "Player",
+    "ScriptedKeys",
+    "TerminalKeys",
+    "decode_keys",
+    "play",
+    "print_transcript",
+    "step_view",
+]
+
+
 HIDDEN = "▒▒"
 PILE_SHOWN = 14
 """How many of the discard pile's top cards the table shows."""

@@ -7,6 +7,8 @@ import typer
 from referee.sandbox import describe_layers, detect_layers, sweep_jails
 from tournaments.cli.common import console, sandbox_app
 
+__all__: list[str] = []
+
 
 @sandbox_app.command("doctor")
 def sandbox_doctor() -> None:

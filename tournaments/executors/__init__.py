@@ -14,6 +14,8 @@ import trio
 from referee.sandbox import sweep_jails
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 
+__all__ = ["Executor", "ExecutorError", "sweep_here"]
+
 
 async def sweep_here() -> int:
     """Sweep this machine's leftovers of killed referees (in a thread: it walks folders and the

@@ -52,6 +52,24 @@ from tournaments.packing import unpack_bot
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.worker import WorkerLine
 
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "STOP_GRACE_S",
+    "STOP_POLL_S",
+    "ClusterError",
+    "SweepOnStart",
+    "TaskReply",
+    "arena_code",
+    "end_groups",
+    "match_slug",
+    "play_on_worker",
+    "retire_idle",
+    "started_processes",
+    "swept",
+    "worker_probe",
+]
+
+
 STOP_POLL_S: Final = 0.5
 IDLE_EXIT_S: Final = 300.0
 """A warm match process idle this long ends by itself (one left idle for half of it is not

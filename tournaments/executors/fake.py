@@ -21,6 +21,8 @@ from tournaments.executors import ExecutorError
 from tournaments.records import MatchJob, MatchOutcome, MatchSummary, WorkerFailure
 from tournaments.stats import HandStats
 
+__all__ = ["Attempt", "FakeExecutor", "played"]
+
 
 @dataclass(frozen=True, slots=True)
 class Attempt:

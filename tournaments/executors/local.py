@@ -27,6 +27,9 @@ from tournaments.executors import sweep_here
 from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.worker import WorkerLine
 
+__all__ = ["LocalExecutor", "WarmWorker"]
+
+
 STOP_GRACE_S: Final = 10.0
 """How long a cancelled worker may take to tear its bots down before SIGKILL."""
 DEATH_WAIT_S: Final = 1.0

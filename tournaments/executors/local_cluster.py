@@ -19,6 +19,9 @@ from distributed import Client
 
 from tournaments.executors.cluster_task import CONNECT_TIMEOUT_S, ClusterError, end_groups
 
+__all__ = ["local_cluster", "loopback_up"]
+
+
 _SIOCGIFFLAGS: Final = 0x8913
 _SIOCSIFFLAGS: Final = 0x8914
 _IFF_UP: Final = 0x1

@@ -24,6 +24,8 @@ from tournaments.arena.web._hardening import FORM_BYTES, read_body
 from tournaments.arena.web._state import stderr_text, web_of
 from tournaments.registry import parse_spec
 
+__all__ = ["leaderboard_api", "retire_api", "stderr_api", "submission", "upload"]
+
 
 async def upload(request: Request) -> Response:
     """``POST /api/bots``: a bot's gzip'd tar, queued for the intake (202, and where to ask)."""

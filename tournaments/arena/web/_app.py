@@ -29,6 +29,9 @@ from tournaments.arena.web._live import events, live_page
 from tournaments.arena.web._pages import bot_page, leaderboard, match_page, replay_page
 from tournaments.arena.web._state import Web, web_of
 
+__all__ = ["ROUTES", "create_app"]
+
+
 _log = logging.getLogger("gin.arena.web")
 
 _GET: Final = ["GET"]

@@ -29,6 +29,28 @@ from tournaments.arena.accounts import author_of, token_digest
 from tournaments.arena.web._errors import Refused
 from tournaments.store import Store
 
+__all__ = [
+    "API_PER_MINUTE",
+    "LOGINS_PER_MINUTE",
+    "LOGIN_COOKIE",
+    "SESSION_COOKIE",
+    "SESSION_S",
+    "STREAMS_PER_CLIENT",
+    "UPLOADS_PER_MINUTE",
+    "Buckets",
+    "Csrf",
+    "Streams",
+    "Viewer",
+    "api_author",
+    "bearer",
+    "client",
+    "open_session",
+    "session_digest",
+    "set_cookie",
+    "viewer_of",
+]
+
+
 SESSION_COOKIE: Final = "gin_session"
 LOGIN_COOKIE: Final = "gin_login"
 """The login form's cookie: a nonce its CSRF token is made of (no session yet)."""

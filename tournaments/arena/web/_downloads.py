@@ -14,6 +14,8 @@ from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import url_path
 from tournaments.arena.web._state import owned_seats, web_of
 
+__all__ = ["log_download", "standings_csv", "standings_json", "static"]
+
 
 def log_download(request: Request) -> Response:
     """``/matches/{match_id}/log.jsonl``: a match's log, the fault evidence of the seats the

@@ -5,6 +5,8 @@ The app's handlers turn it into an error page, or a JSON error under ``/api/``.
 
 from __future__ import annotations
 
+__all__ = ["Refused"]
+
 
 class Refused(Exception):  # noqa: N818 - an answer, not an error
     """A request answered with an error status (and ``retry_after`` for 429)."""

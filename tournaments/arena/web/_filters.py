@@ -8,6 +8,8 @@ from urllib.parse import quote
 
 from referee.bot_text import shown
 
+__all__ = ["bot_text", "num", "url_path", "when"]
+
 
 def when(at: float | None) -> str:
     """A moment in UTC, to the second (a dash for none).

@@ -30,6 +30,8 @@ from tournaments.arena.web._filters import url_path
 from tournaments.arena.web._hardening import read_form
 from tournaments.arena.web._state import web_of
 
+__all__ = ["login", "login_form", "logout", "retire_form"]
+
 
 def login_form(request: Request) -> Response:
     """``GET /login``: the form, its CSRF token made of a nonce in a cookie of its own."""

@@ -12,6 +12,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tournaments.arena.web._errors import Refused
 
+__all__ = ["CSP", "FORM_BYTES", "HEADERS", "REPLAY_CSP", "Hardened", "read_body", "read_form"]
+
+
 CSP: Final = (
     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; frame-src 'self'; frame-ancestors 'self'; form-action 'self'; "

@@ -23,6 +23,9 @@ from tournaments.arena.web._auth import client, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._state import web_of
 
+__all__ = ["PING_S", "events", "live_page"]
+
+
 PING_S: Final = 15.0
 """How often the event stream sends a comment, to keep the connection open."""
 

@@ -22,6 +22,9 @@ from tournaments.arena.web._state import stderr_text, web_of
 from tournaments.registry import parse_spec
 from tournaments.store import MatchRow, MatchState, Store
 
+__all__ = ["RECENT_MATCHES", "STDERR_SHOWN", "bot_page", "leaderboard", "match_page", "replay_page"]
+
+
 STDERR_SHOWN: Final = 64 * 1024
 """The most of a seat's kept stderr the match page shows (the download has it all)."""
 RECENT_MATCHES: Final = 20

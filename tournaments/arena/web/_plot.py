@@ -8,6 +8,9 @@ from typing import Any, Final
 from tournaments.arena.web._filters import when
 from tournaments.store import RatingPoint
 
+__all__ = ["rating_plot"]
+
+
 WIDTH: Final = 640.0
 HEIGHT: Final = 220.0
 LEFT: Final = 56.0

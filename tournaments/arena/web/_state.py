@@ -34,6 +34,9 @@ from tournaments.replay_html import replay_html
 from tournaments.standings import Pairwise
 from tournaments.store import ResultRow, Store
 
+__all__ = ["REPLAY_CACHE", "Web", "owned_seats", "stderr_text", "web_of"]
+
+
 ARENA_DIR: Final = Path(__file__).parent.parent
 """The arena package's folder: its ``templates`` and ``static`` files."""
 STATIC_FILES: Final = {"arena.css": "text/css; charset=utf-8", "live.js": "text/javascript"}

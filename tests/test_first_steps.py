@@ -264,3 +264,22 @@ def test_two_fresh_league_demos_give_the_same_results(tmp_path: Path) -> None:
         )
     assert played[0] == played[1]
     assert len(played[0]) in (6, 12)  # 3 bots, or 4 with the Node bot: 2 series a pairing
+
+
+def test_league_new_never_overwrites_a_league_file_not_yet_created(home: Path) -> None:
+    registered(home, "ann", "bob")
+    hand_written = home / "leagues" / "stale.toml"
+    hand_written.parent.mkdir(parents=True)
+    hand_written.write_text("# mine\n")
+    result = runner.invoke(app, ["league", "new", "stale", "ann", "bob"])
+    assert result.exit_code == 2
+    assert one_line_error(result.output).startswith(f"error: {hand_written} exists already")
+    assert hand_written.read_text() == "# mine\n"
+
+
+def test_an_unknown_name_is_refused_before_any_folder_is_submitted(home: Path) -> None:
+    store = registered(home, "ann")
+    result = runner.invoke(app, ["league", "new", "x", str(SAMPLES / "greedy"), "nosuchbot"])
+    assert result.exit_code == 2, result.output
+    assert "no submitted bot 'nosuchbot'" in one_line_error(result.output)  # and no other line
+    assert [bot.name for bot in store.bots()] == ["ann"]

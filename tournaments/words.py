@@ -274,17 +274,17 @@ def elo_text(estimate: ScoreEstimate | None) -> str:
     >>> elo_text(score_estimate([1.0, 0.75, 0.5, 1.0, 0.75, 0.25]))
     'Elo +154 [-78, +inf]'
     >>> elo_text(score_estimate([1.0] * 8)), elo_text(score_estimate([0.5, 1.0]))
-    ('Elo > +93 (every pair won)', 'Elo +191 (no interval below 4 pairs)')
+    ('Elo >= +93 (all won)', 'Elo +191 (no interval below 4 pairs)')
     """
     if estimate is None:
         return "Elo: no pairs yet"
     if estimate.bound is not None:
         lower = estimate.bound == "lower"
-        word, sign = ("won", ">") if lower else ("lost", "<")
+        word, sign = ("won", ">=") if lower else ("lost", "<=")  # as the standings write it
         edge = estimate.elo_low if lower else estimate.elo_high
         if edge is None:
-            return f"Elo: every pair {word} (no bound below 4 pairs)"
-        return f"Elo {sign} {edge:+.0f} (every pair {word})"
+            return f"Elo: all {word} (no bound below 4 pairs)"
+        return f"Elo {sign} {edge:+.0f} (all {word})"
     assert estimate.elo is not None
     if estimate.los is None:
         return f"Elo {estimate.elo:+.0f} (no interval below 4 pairs)"

@@ -147,6 +147,24 @@ def _one_line(error: LeagueError) -> str:
     return "; ".join(lines[1:]) if len(lines) > 1 else lines[0]
 
 
+def _is_folder(given: str) -> bool:
+    """Whether a bot argument is (or may be) a folder, to be submitted: names are read first."""
+    return _is_path(given) or Path(given).is_dir()
+
+
+def _idents(arguments: BotArguments, bots: list[str]) -> list[str]:
+    """The bots' ``name@version``, in their order: every name resolved before any folder is
+    submitted, so that an unknown name leaves nothing submitted."""
+    resolved: dict[int, str] = {}
+    for index in sorted(range(len(bots)), key=lambda index: _is_folder(bots[index])):
+        ident = arguments.ident(bots[index])
+        if ident in resolved.values():
+            first = bots[next(i for i, known in resolved.items() if known == ident)]
+            raise fail(f"{first} and {bots[index]} are the same bot ({ident}): name it once")
+        resolved[index] = ident
+    return [resolved[index] for index in range(len(bots))]
+
+
 def _toml(name: str, idents: list[str], series: int, move_ms: int | None, words: str) -> str:
     """The league file of ``gin league new``: what ``gin league create`` reads."""
     bots = ", ".join(json.dumps(ident) for ident in idents)
@@ -224,14 +242,13 @@ def league_new(
             f"a league named {name} exists already (gin league list shows them): give a new "
             f"name, or add bots to it with gin league create FILE"
         )
-    arguments = BotArguments(arena, store, strict)
-    idents: list[str] = []
-    for bot in bots:
-        ident = arguments.ident(bot)
-        if ident in idents:
-            first = bots[idents.index(ident)]
-            raise fail(f"{first} and {bot} are the same bot ({ident}): name it once")
-        idents.append(ident)
+    path = league_file(arena, name)
+    if path.exists():
+        raise fail(
+            f"{path} exists already (a league file not created yet?): create it with gin league "
+            f"create {path}, or remove it first"
+        )
+    idents = _idents(BotArguments(arena, store, strict), bots)
     words = " ".join(
         [
             name,
@@ -240,7 +257,6 @@ def league_new(
             *([] if move_ms is None else [f"--move-time {move_ms}ms"]),
         ]
     )
-    path = league_file(arena, name)
     staged = path.with_name(f".{path.name}.new")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -148,3 +148,14 @@ def test_the_html_page_heads_once_and_explains_every_heading() -> None:
         for heading, _ in grid.columns:
             assert f"<dt>{heading}</dt>" in legend.replace("&amp;", "&"), heading
     assert "<h2>Legend</h2>" not in render.html_page("Standings: t", tables)
+
+
+def test_a_column_hidden_on_the_way_comes_back_where_it_fits() -> None:
+    # Hiding the wide margin makes room: the narrow draws and pairs ratio hidden before it return.
+    standings = league(("ann@1", "bob@1"), pairs=4, seed=3)
+    laid_out = render.fit(render.pairwise_grid(standings), 100)
+    ((shown_grid, widths),) = laid_out.blocks
+    headings = [heading for heading, _ in shown_grid.columns]
+    assert "margin (95% CI)" not in headings
+    assert {"draws", "pairs ratio"} <= set(headings)
+    assert sum(widths) + 3 * len(widths) + 1 <= 100

@@ -444,11 +444,17 @@ def _blocks(grid: Grid, spans: Sequence[_Span], width: int) -> list[list[int]]:
         return blocks
     headings = [heading for heading, _ in grid.columns]
     kept = list(range(len(spans)))
+    hidden: list[int] = []
     for heading in grid.drop:
         if _fits([kept], spans, width):
             break
         if heading in headings:
             kept.remove(headings.index(heading))
+            hidden.append(headings.index(heading))
+    for index in reversed(hidden[:-1]):  # one hidden later, or narrower, may fit again now
+        wider = sorted([*kept, index])
+        if _fits([wider], spans, width):
+            kept = wider
     return [kept]
 
 

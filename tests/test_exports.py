@@ -375,6 +375,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "tournaments.cli.common": (
         "AsJson",
         "MoveTime",
+        "MoveTimeOrDefault",
         "PinCpus",
         "Strict",
         "app",

@@ -185,7 +185,7 @@ def test_the_live_view_shows_the_test_the_counts_and_the_estimate(tmp_path: Path
     assert "LLR +" in text
     assert "H0 ····" in text
     assert "pairs 0:0 ½:0 1:0 1½:0 2:6" in text
-    assert "Elo > +" in text
+    assert "Elo >= +" in text
     # Off a terminal: one plain line per pair finished since the last update.
     lines = Console(file=io.StringIO(), width=100)
     plain = MatchTestView(config, PairTally("a@1"), 6, lines)

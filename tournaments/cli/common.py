@@ -22,6 +22,7 @@ from tournaments.store import Store, StoreUnusable
 __all__ = [
     "AsJson",
     "MoveTime",
+    "MoveTimeOrDefault",
     "PinCpus",
     "Strict",
     "app",
@@ -155,6 +156,16 @@ MoveTime = Annotated[
         show_default="1s",
     ),
 ]
+MoveTimeOrDefault = Annotated[
+    float | None,
+    typer.Option(
+        "--move-time",
+        parser=seconds,
+        metavar="DURATION",
+        help="Time per decision, as 1s, 500ms or seconds [1s].",
+    ),
+]
+"""``--move-time`` where leaving it out means the league's (or the match's) own default."""
 AsJson = Annotated[
     bool, typer.Option("--json", metavar="", help="One JSON document (docs/cli.md).")
 ]

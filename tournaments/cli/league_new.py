@@ -24,6 +24,7 @@ from referee.sandbox import Sandbox
 from tournaments.arena.ladder import LADDER
 from tournaments.cli import render
 from tournaments.cli.common import (
+    MoveTimeOrDefault,
     Strict,
     console,
     fail,
@@ -31,7 +32,6 @@ from tournaments.cli.common import (
     open_arena,
     open_sandbox,
     said,
-    seconds,
 )
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.registry import Arena, RegistryError, resolve, submit
@@ -196,15 +196,7 @@ def league_new(
         int | None,
         typer.Option("--series", help="Series per pairing, even (duplicate pairs) [2]."),
     ] = None,
-    move_time: Annotated[
-        float | None,
-        typer.Option(
-            "--move-time",
-            parser=seconds,
-            metavar="DURATION",
-            help="Time per decision, as 1s, 500ms or seconds [1s].",
-        ),
-    ] = None,
+    move_time: MoveTimeOrDefault = None,
     strict: Strict = False,
 ) -> None:
     """Create a round robin of the bots named, without writing a league file.

@@ -17,13 +17,13 @@ from rich.text import Text
 
 from referee.bot_text import shown
 from tournaments.cli.common import (
+    MoveTimeOrDefault,
     Strict,
     console,
     fail,
     move_time_control,
     open_arena,
     said,
-    seconds,
 )
 from tournaments.cli.league_new import BotArguments
 from tournaments.executors import ExecutorError
@@ -239,15 +239,7 @@ def match(
     ] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Matches at once.")] = 2,
     strict: Strict = False,
-    move_time: Annotated[
-        float | None,
-        typer.Option(
-            "--move-time",
-            parser=seconds,
-            metavar="DURATION",
-            help="Time per decision, as 1s, 500ms or seconds [1s].",
-        ),
-    ] = None,
+    move_time: MoveTimeOrDefault = None,
     as_json: Annotated[
         bool,
         typer.Option(

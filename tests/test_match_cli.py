@@ -183,6 +183,7 @@ def test_the_live_view_shows_the_test_the_counts_and_the_estimate(tmp_path: Path
     text = screen.file.getvalue()  # type: ignore[attr-defined]
     assert "m: a@1 vs b@1: 6 pairs (cap 6)" in text
     assert "LLR +" in text
+    assert "LLR +1.48 (50.3%) [-2.94, +2.94]" in text  # as the lines and the summary write it
     assert "H0 ····" in text
     assert "pairs 0:0 ½:0 1:0 1½:0 2:6" in text
     assert "Elo >= +" in text

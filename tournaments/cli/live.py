@@ -132,7 +132,8 @@ class MatchView:
             )
         return table
 
-    def _score(self) -> Table:
+    def score_sheet(self) -> Table:
+        """Each seat's total in each game so far."""
         table = Table(title="Score sheet")
         table.add_column("player")
         games = len(self.totals[0])
@@ -155,12 +156,8 @@ class MatchView:
         """The hands and decisions so far."""
         return Text(f"{len(self.hands)} hands, {self.decisions} decisions", style="dim")
 
-    def score_sheet(self) -> Table:
-        """Each seat's total in each game so far."""
-        return self._score()
-
     def __rich__(self) -> RenderableType:
-        return Group(self.hands_table(self.rows), self._score(), self._faults(), self.status())
+        return Group(self.hands_table(self.rows), self.score_sheet(), self._faults(), self.status())
 
 
 class LeagueView:

@@ -122,7 +122,7 @@ class MatchTestView:
         parts: list[RenderableType] = [head]
         test = report.test
         if test is not None:
-            parts.append(Text(f"LLR {test.llr:+.2f}  [{test.lower:+.2f}, {test.upper:+.2f}]"))
+            parts.append(Text(llr_text(test)))
             parts.append(Text(llr_gauge(test.llr, test.lower, test.upper)))
             if self.decision is not None:
                 parts.append(Text(self.after_decision()))
@@ -154,15 +154,23 @@ def estimate_line(report: MatchReport) -> str:
     return ", ".join(words)
 
 
+def llr_text(test: SprtStatus) -> str:
+    """The LLR, its % of the bound it heads for, and the bounds: the live view's and the lines'.
+
+    >>> from tournaments.sprt import SprtSettings, status
+    >>> llr_text(status((0, 0, 0, 0, 0), SprtSettings(0.0, 20.0)))
+    'LLR +0.00 (0.0%) [-2.94, +2.94]'
+    """
+    return f"LLR {test.llr:+.2f} ({test.percent:.1f}%) [{test.lower:+.2f}, {test.upper:+.2f}]"
+
+
 def summary_line(report: MatchReport) -> str:
     """One line: the pair counts, the test (if any: the LLR, its % of the bound it heads for,
     the bounds), the estimates."""
     words = [counts_text(report.counts)]
     test = report.test
     if test is not None:
-        words.append(
-            f"LLR {test.llr:+.2f} ({test.percent:.1f}%) [{test.lower:+.2f}, {test.upper:+.2f}]"
-        )
+        words.append(llr_text(test))
     words.append(estimate_line(report))
     return "; ".join(words)
 

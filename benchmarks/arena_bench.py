@@ -26,9 +26,10 @@ import trio  # noqa: E402
 from benchmarks.league_driver import league  # noqa: E402
 from tournaments.arena.ladder import LADDER  # noqa: E402
 from tournaments.arena.service import ArenaService  # noqa: E402
+from tournaments.arena.store import ArenaStore  # noqa: E402
 from tournaments.registry import Arena, submit  # noqa: E402
 from tournaments.runner import LeagueRunner  # noqa: E402
-from tournaments.store import MatchState, Store  # noqa: E402
+from tournaments.store import MatchState  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,7 +39,7 @@ SKIP = 4
 which have the machine to themselves)."""
 
 
-def steady_rate(store: Store, name: str, series: int) -> float:
+def steady_rate(store: ArenaStore, name: str, series: int) -> float:
     """Series per minute between the results number ``SKIP`` and ``series - SKIP``, by the times
     the store recorded them."""
     times = [
@@ -54,7 +55,7 @@ def steady_rate(store: Store, name: str, series: int) -> float:
 def league_rate(home: Path, bots: list[str], series: int, jobs: int) -> tuple[float, float]:
     """Series per minute of ``gin league run``'s runner: from its start, and steady."""
     arena, config = league(home, bots, series, seed=7)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     started = time.monotonic()
     progress = trio.run(LeagueRunner(arena, store, config, jobs).run)
     elapsed = time.monotonic() - started
@@ -66,7 +67,7 @@ def ladder_rate(home: Path, bots: list[str], series: int, jobs: int) -> tuple[fl
     """Series per minute of the arena's ladder until it has recorded ``series``: from its start,
     and steady."""
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
 
     async def main() -> tuple[float, float]:
         for bot in bots:

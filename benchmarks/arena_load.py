@@ -54,9 +54,10 @@ from referee.rules import greedy_policy, patient_policy
 from referee.seats import BotIdentity, InProcessSeat
 from tournaments.arena.accounts import add_author, issue_token
 from tournaments.arena.ladder import LADDER, ladder_config, pairing_key
+from tournaments.arena.store import ArenaStore, RatingPoint
 from tournaments.league import StoredLeague, derive_seed, match_id
 from tournaments.registry import Arena
-from tournaments.store import BotRow, MatchRow, MatchState, RatingPoint, ResultRow, Store
+from tournaments.store import BotRow, MatchRow, MatchState, ResultRow
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 GIN: Final = [sys.executable, "-c", "from tournaments.cli.entry import main; main()"]
@@ -116,7 +117,7 @@ def build_home(home: Path, bots: int, results: int, seed: int = 23) -> dict[str,
     spent: dict[str, float] = {}
     start = time.perf_counter()
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     logs = _play_real_logs(arena, REAL_LOGS)
     spent["real logs"] = time.perf_counter() - start
 
@@ -490,7 +491,7 @@ def main() -> None:
     for step, seconds in figures["build_s"].items():
         console.print(f"  build, {step}: {seconds:.1f} s")
 
-    store = Store(Arena(args.home).store_path)
+    store = ArenaStore(Arena(args.home).store_path)
     match_ids = [result.match_id for result in store.results(LADDER)]
     uploaders = [f"loader{index:02d}" for index in range(args.uploaders)]
     known = {name for name, _, _ in store.authors()}

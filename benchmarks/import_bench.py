@@ -3,8 +3,8 @@
     python -m benchmarks.import_bench [--runs N] [--json FILE] [--target KEY ...]
 
 For each import (``python -c pass`` as the floor, ``referee.rules``, ``grpc``, ``protocol.sdk``,
-``tournaments.worker``, and ``referee.rules`` once ``grpc`` is loaded: what it adds to a bot) a
-new interpreter is started per run, twice:
+``tournaments.executors.worker``, and ``referee.rules`` once ``grpc`` is loaded: what it adds to a
+bot) a new interpreter is started per run, twice:
 
 * ``warm``: bytecode caches present, as in a sandboxed bot whose code folder has them. The caches
   live under ``-X pycache_prefix`` in a temporary folder, written by one untimed start first, so
@@ -62,7 +62,7 @@ TARGETS = (
     Target("rules", "import referee.rules", "import referee.rules"),
     Target("grpc", "import grpc", "import grpc"),
     Target("sdk", "import protocol.sdk", "import protocol.sdk"),
-    Target("worker", "import tournaments.worker", "import tournaments.worker"),
+    Target("worker", "import tournaments.executors.worker", "import tournaments.executors.worker"),
     Target(
         "rules_after_grpc",
         "import referee.rules, grpc already imported",

@@ -50,8 +50,8 @@ def said():
     with open(os.path.join(folder, f"worker-{os.getpid()}.json"), "w") as out:
         json.dump(cpu, out)
 atexit.register(said)
-sys.argv = ["tournaments.worker"]
-runpy.run_module("tournaments.worker", run_name="__main__", alter_sys=True)
+sys.argv = ["tournaments.executors.worker"]
+runpy.run_module("tournaments.executors.worker", run_name="__main__", alter_sys=True)
 """
 """A warm worker that, as it exits, writes its own CPU (``self``: every thread of it) and its
 reaped children's (``children``: its bots' processes, and orphans it adopted as a subreaper)."""

@@ -17,8 +17,8 @@ is how many times fewer pairs the margin needs than the score (the relative effi
 interval is a percentile bootstrap over pairs).
 
 It also resamples the played pairs, ``n`` at a time, to measure how often the standings' 95% t
-intervals (``tournaments.inference``) hold the mean of all the played pairs at n = 4, 8 and 16:
-the coverage on the real, skewed and heavy-tailed distributions of those statistics.
+intervals (``tournaments.stats.inference``) hold the mean of all the played pairs at n = 4, 8 and
+16: the coverage on the real, skewed and heavy-tailed distributions of those statistics.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from benchmarks.harness import usable_cpus
 from benchmarks.strength import SeriesStats, Task, parse_matchup, run_tasks, series_seed
-from tournaments.inference import mean_estimate, score_estimate
+from tournaments.stats.inference import mean_estimate, score_estimate
 
 MATCHUPS: tuple[tuple[str, str], ...] = (("strong", "greedy"), ("greedy", "patient"))
 SIZES: tuple[int, ...] = (4, 8, 16)

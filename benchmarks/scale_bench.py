@@ -69,14 +69,14 @@ from referee.replay import (
 from referee.rules import HandEnd, RuleParams, greedy_policy, patient_policy
 from referee.seats import BotIdentity, InProcessSeat
 from tournaments.audit import AuditReport, audit
-from tournaments.bot_seeds import league_bot_seeds
 from tournaments.executors.fake import FakeExecutor
+from tournaments.formats.hands import HandStats, hand_stats, logged_hands
+from tournaments.formats.records import MatchSummary
+from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchSummary
 from tournaments.registry import Arena, parse_spec
 from tournaments.runner import LeagueRunner, Progress
-from tournaments.standings import Standings, compute, read_standings
-from tournaments.stats import HandStats, hand_stats, logged_hands
+from tournaments.stats.standings import Standings, compute, read_standings
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 
 LEAGUE: Final = "scale"

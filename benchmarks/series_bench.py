@@ -41,13 +41,14 @@ The breakdown (one league's series, medians over runs) splits that CPU:
 * **bot side, per decision**: the bots' CPU less their starts and the policies. The bots' CPU is
   the cgroup's total less the driver (its ``RUSAGE_SELF``) and the workers (each one's own
   ``RUSAGE_SELF``, all its threads, written as it exits: the driver starts its workers through a
-  few lines that run ``tournaments.worker`` and write it at exit; a worker killed writes none and
-  is counted at the CPU of a bare worker start). The workers' ``RUSAGE_CHILDREN`` (the bots'
-  processes they reaped, and the orphans they adopted as subreapers) is shown beside it as a
+  few lines that run ``tournaments.executors.worker`` and write it at exit; a worker killed writes
+  none and is counted at the CPU of a bare worker start). The workers' ``RUSAGE_CHILDREN`` (the
+  bots' processes they reaped, and the orphans they adopted as subreapers) is shown beside it as a
   check. What it holds: the SDK, gRPC's threads and the interpreter of the bot processes.
 * **referee, per decision**: the workers' CPU less their own start (a bare ``python -m
-  tournaments.worker`` with no jobs) and the referee's side of the bot starts: the match loop,
-  the bridge, grpc core, protobuf, the bookkeeping, the log, and the kernel's scheduling of it.
+  tournaments.executors.worker`` with no jobs) and the referee's side of the bot starts: the match
+  loop, the bridge, grpc core, protobuf, the bookkeeping, the log, and the kernel's scheduling of
+  it.
 * **the policies themselves**: from the floor (the same deals, the same decisions).
 * **the rest**: the runner (the driver after its setup) and the workers' own starts.
 
@@ -455,7 +456,7 @@ def worker_start_cpu(code: Code) -> float:
     """CPU of a bare worker process of ``code``: started, given no job, gone (seconds)."""
     before = children_cpu()
     done = subprocess.run(
-        [str(code.python), "-m", "tournaments.worker"],
+        [str(code.python), "-m", "tournaments.executors.worker"],
         cwd=code.root,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -1,5 +1,5 @@
-"""The sequential test of ``gin match`` (``tournaments.sprt``): error rates, length, and what it
-saves on strong against greedy.
+"""The sequential test of ``gin match`` (``tournaments.stats.sprt``): error rates, length, and what
+it saves on strong against greedy.
 
     python -m benchmarks.sprt_bench [--runs R] [--pairs P] [--jobs J] [--seed S] [--json FILE]
 
@@ -40,7 +40,7 @@ from pathlib import Path
 from benchmarks.harness import environment
 from benchmarks.strength import SeriesStats, run_tasks, series_seed
 from referee.rules import SeriesState
-from tournaments.sprt import ELO_LIMIT, PAIR_SCORES, SprtRun, SprtSettings, Verdict, elo_score
+from tournaments.stats.sprt import ELO_LIMIT, PAIR_SCORES, SprtRun, SprtSettings, Verdict, elo_score
 
 BASE = (0.06, 0.22, 0.44, 0.22, 0.06)
 """The synthetic pentanomial at Elo 0: pairs split 1-1 are the commonest outcome."""

@@ -9,11 +9,11 @@ interleaved over ``--runs`` runs (the order rotates), and each figure is the med
 "now / base" is the median of the per-run ratios. Each run also times five start-ups of the
 greedy bot (process start to hello, every sandbox layer) by each code.
 
-For this checkout it also reads the worker lines' times (``tournaments.worker.WorkerLine``) and
-gives, per match, where the time went, and the share of the league's wall time its workers spent
-starting processes: a worker's own start (spawn to its first job) plus, for each match, the time
-its table stood idle waiting for the match's jails and bots (from the later of the job's arrival
-and the previous series' end, to the series' start).
+For this checkout it also reads the worker lines' times
+(``tournaments.executors.worker.WorkerLine``) and gives, per match, where the time went, and the
+share of the league's wall time its workers spent starting processes: a worker's own start (spawn to
+its first job) plus, for each match, the time its table stood idle waiting for the match's jails and
+bots (from the later of the job's arrival and the previous series' end, to the series' start).
 
 As root the whole benchmark re-runs itself inside ``unshare -n`` (loopback only), for the Dask
 cluster.

@@ -95,7 +95,7 @@ class CoreStream:
         """
         try:
             cygrpc = importlib.import_module("grpc._cython.cygrpc")  # (no type stubs)
-            self._cygrpc: Any = cygrpc
+            self._cygrpc: Any = cygrpc  # type: ignore[explicit-any]  # grpc's cython internals are untyped
             core = channel._channel  # type: ignore[attr-defined]
             opening = (
                 ((cygrpc.SendInitialMetadataOperation(None, 0),), _SENT_METADATA),
@@ -103,7 +103,7 @@ class CoreStream:
                 ((cygrpc.ReceiveStatusOnClientOperation(0),), _STATUS),
             )
             flags = cygrpc.PropagationConstants.GRPC_PROPAGATE_DEFAULTS
-            self._call: Any = core.segregated_call(flags, METHOD, None, None, None, None, opening)
+            self._call: Any = core.segregated_call(flags, METHOD, None, None, None, None, opening)  # type: ignore[explicit-any]  # grpc's cython internals are untyped
         except (ImportError, AttributeError, TypeError) as error:
             raise NoCoreCallError(f"{type(error).__name__}: {error}") from None
         self._due = {_SENT_METADATA, _HEADERS, _STATUS}
@@ -180,7 +180,7 @@ class ThreadedStream:
         except StopIteration:
             return None
         except grpc.RpcError as error:
-            call: Any = error  # the stub's errors are also its call: code() and details()
+            call: Any = error  # type: ignore[explicit-any]  # the stub's errors are also its call: code() and details()
             raise BrokenStreamError(call.code(), call.details() or "") from None
 
     def close(self) -> None:

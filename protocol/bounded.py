@@ -14,7 +14,15 @@ import json
 import re
 import tomllib
 from itertools import accumulate
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
+
+JsonValue: TypeAlias = Any  # type: ignore[explicit-any]
+"""A JSON value as decoded, before it is checked: the project's one free-form type. Every reader
+of a document (a log record, a stored summary, a manifest, a league file, an API answer) takes
+this and checks each field it reads into a typed record; nothing else is typed ``Any``
+(``disallow_any_explicit``)."""
+JsonObject: TypeAlias = dict[str, JsonValue]
+"""A JSON object as decoded, or as built to be encoded (``to_dict``'s and ``to_json``'s form)."""
 
 MAX_DEPTH: Final = 64
 """The deepest nesting of arrays and objects (tables) read; the project writes at most 6."""
@@ -62,7 +70,7 @@ DECODER: Final = json.JSONDecoder(parse_int=_json_int)
 nesting: :func:`check_json_depth` first)."""
 
 
-def loads_json(text: str | bytes) -> Any:
+def loads_json(text: str | bytes) -> JsonValue:
     """Decode JSON, refusing nesting deeper than :data:`MAX_DEPTH` and whole numbers longer
     than :data:`MAX_DIGITS` digits.
 
@@ -88,7 +96,7 @@ def loads_json(text: str | bytes) -> Any:
         raise TooComplex("nested too deep to read") from None
 
 
-def loads_toml(text: str) -> dict[str, Any]:
+def loads_toml(text: str) -> JsonObject:
     """Decode TOML, refusing nesting deeper than :data:`MAX_DEPTH` and numbers longer than
     :data:`MAX_DIGITS` digits (outside strings and comments).
 

@@ -487,7 +487,7 @@ entry the encoding of one PublicEvent or Action. Protobuf parses it in C, so the
 out as bytes to look up, not as message objects to read field by field."""
 
 
-def _raw_request_class() -> Any:
+def _raw_request_class() -> Any:  # type: ignore[explicit-any]  # a message class built at run time from a descriptor
     pool = descriptor_pool.DescriptorPool()
     pool.AddSerializedFile(_RAW_FILE)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_RAW_PACKAGE}.RawRequest"))

@@ -28,9 +28,9 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Final
+from typing import Final
 
-from protocol.bounded import TooComplex, loads_toml
+from protocol.bounded import JsonObject, TooComplex, loads_toml
 
 MANIFEST: Final = "bot.toml"
 NAME_PATTERN: Final = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
@@ -95,7 +95,7 @@ class Manifest:
 MAX_MANIFEST_BYTES: Final = 64 * 1024
 
 
-def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
+def _read_toml(path: Path, problems: list[str]) -> JsonObject:
     try:
         with path.open("rb") as handle:
             text = handle.read(MAX_MANIFEST_BYTES + 1)
@@ -117,7 +117,7 @@ def _read_toml(path: Path, problems: list[str]) -> dict[str, Any]:
 
 
 def _text_field(
-    data: dict[str, Any], key: str, pattern: re.Pattern[str], problems: list[str], rule: str
+    data: JsonObject, key: str, pattern: re.Pattern[str], problems: list[str], rule: str
 ) -> str:
     value = data.get(key)
     if value is None:
@@ -142,7 +142,7 @@ def _inside(name: str) -> bool:
     return normal != ".." and not normal.startswith("../")
 
 
-def _command(data: dict[str, Any], folder: Path, problems: list[str]) -> tuple[str, ...]:
+def _command(data: JsonObject, folder: Path, problems: list[str]) -> tuple[str, ...]:
     value = data.get("command")
     if value is None:
         problems.append(

@@ -18,8 +18,9 @@ import enum
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from protocol.bounded import JsonObject
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import FaultKind
 from referee.rules import SeriesEnd
@@ -59,7 +60,7 @@ class SeatStats:
     """Faults by kind (its value), in the order each kind first happened (as the log writes
     them)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form."""
         return {
             "decisions": self.decisions,
@@ -70,7 +71,7 @@ class SeatStats:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> SeatStats:
+    def from_dict(cls, data: JsonObject) -> SeatStats:
         """Read back :meth:`to_dict`'s form.
 
         Raises:

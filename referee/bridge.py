@@ -54,7 +54,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVarTuple
 
 import trio
 from google.protobuf.message import DecodeError
@@ -76,6 +76,8 @@ PLAY_PATH: Final = f"/{SERVICE}/Play".encode()
 _READ_BYTES: Final = 65536
 _UNSENT_CAP: Final = 8 << 20
 """Most bytes held for a bot that does not read its socket; beyond, they are dropped."""
+
+Ts = TypeVarTuple("Ts")
 
 
 class Arrival(enum.Enum):
@@ -207,7 +209,7 @@ class SeatChannel:
         except trio.RunFinishedError:
             self._close(in_trio=False)
 
-    def _in_trio(self, function: Callable[..., object], *args: object) -> None:
+    def _in_trio(self, function: Callable[[*Ts], object], *args: *Ts) -> None:
         if threading.get_ident() == self._thread:
             function(*args)
         else:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from protocol.bounded import JsonObject, JsonValue
 from protocol.manifest import CODE_MOUNT, SYSTEM_PATHS, Manifest, ManifestError, load_manifest
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
@@ -97,7 +98,7 @@ class CheckReport:
         """Whether every item passed."""
         return not self.never_started and all(item.passed for item in self.items)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The JSON-ready checklist (``gin bot check --json``; docs/cli.md has the schema)."""
         return {
             "bot": self.ident,
@@ -119,7 +120,7 @@ class CheckReport:
         }
 
     @classmethod
-    def from_dict(cls, document: Any) -> CheckReport:
+    def from_dict(cls, document: JsonValue) -> CheckReport:
         """The report a :meth:`to_dict` document describes (faults keep seat, kind, detail).
 
         Raises:
@@ -232,7 +233,7 @@ def _exit_item(seat: RemoteSeat | None) -> CheckItem:
     name = "leaves cleanly after the goodbye"
     if seat is None:
         return CheckItem(name, Verdict.FAILED, "never ran")
-    report: Any = seat.teardown_report
+    report: Any = seat.teardown_report  # type: ignore[explicit-any]  # the sandbox's report, duck-typed: the referee never imports it
     leftover = tuple(getattr(report, "leftover", ()))
     if seat.exit_after_goodbye is None:
         detail = (

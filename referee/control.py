@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from protocol.bounded import JsonObject
 from referee.faults import FaultKind
 
 MAX_MS = 2**32 - 1
@@ -81,7 +82,7 @@ class TimeControl:
         """The most a decision may take, grace included."""
         return float(self.move_time_ms + max(bank_left_ms, 0.0) + self.grace_ms)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form."""
         return dataclasses.asdict(self)
 
@@ -108,6 +109,6 @@ class FaultPolicy:
             return True
         return strikes_so_far >= self.strikes
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form."""
         return dataclasses.asdict(self)

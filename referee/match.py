@@ -98,8 +98,8 @@ class MatchConfig:
     """Salts the seed and deck commitments; revealed in the result record only."""
     bot_seeds: tuple[int, int] | None = None
     """Each seat's own seed for its random choices, sent in its Welcome and written in the log's
-    header (leagues and ``gin play`` derive them apart from the deal: ``tournaments.bot_seeds``);
-    ``None``: none given (the Welcome says 0)."""
+    header (leagues and ``gin play`` derive them apart from the deal:
+    ``tournaments.formats.seeds``); ``None``: none given (the Welcome says 0)."""
 
 
 @dataclass(slots=True)

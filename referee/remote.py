@@ -30,11 +30,12 @@ import subprocess
 import threading
 from collections import deque
 from pathlib import Path
-from typing import IO, Any, Final, Protocol
+from typing import IO, Final, Protocol
 
 import trio
 
 from protocol import hollywood_gin_pb2 as pb
+from protocol.bounded import JsonObject
 from protocol.convert import (
     PROTOCOL_VERSION,
     action_from_pb,
@@ -622,9 +623,9 @@ class RemoteSeat:
         once the seat is closed."""
         return None if self.stderr is None else self.stderr.kept()
 
-    def diagnostics(self) -> dict[str, Any]:
+    def diagnostics(self) -> JsonObject:
         """Evidence: exit status, stderr tail, output volume."""
-        evidence: dict[str, Any] = {"bot": self.manifest.ident}
+        evidence: JsonObject = {"bot": self.manifest.ident}
         if self.process is not None:
             evidence["exit_status"] = self.process.poll()
         if self.stderr is not None:

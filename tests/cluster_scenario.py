@@ -33,12 +33,12 @@ WAIT_S = 60.0
 
 
 def match_processes(worker_pid: int) -> dict[int, str]:
-    """The worker's match processes (``tournaments.worker``) playing a match now, and the log
-    each has open in its match folder (a warm one between matches has none, and is left out)."""
+    """The worker's match processes (``tournaments.executors.worker``) playing a match now, and the
+    log each has open in its match folder (a warm one between matches has none, and is left out)."""
     found = {}
     for child in (p.pid for p in table() if p.ppid == worker_pid and p.alive):
         with contextlib.suppress(OSError):
-            if b"tournaments.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
+            if b"tournaments.executors.worker" in Path(f"/proc/{child}/cmdline").read_bytes():
                 log = open_match_log(child)
                 if log is not None:
                     found[child] = log
@@ -81,8 +81,9 @@ def kill_a_playing_worker(client: Client) -> dict[str, Any]:
         return False
 
     wait_until(playing)
-    time.sleep(0.5)  # well into the match
-    folder = Path(next(iter(victim["matches"].values()))).parent
+    log = Path(next(iter(victim["matches"].values())))
+    wait_until(lambda: _records(log) >= 4)  # well into the match: its first hand is being played
+    folder = log.parent
     os.kill(victim["pid"], signal.SIGKILL)
     victim["folder_at_kill"] = folder.is_dir()  # still there: the kill came mid-match
     match_pids = list(victim["matches"])
@@ -92,6 +93,14 @@ def kill_a_playing_worker(client: Client) -> dict[str, Any]:
     victim["match_folder"] = Path(next(iter(victim["matches"].values()))).parent.name
     victim["matches"] = {str(k): v for k, v in victim["matches"].items()}
     return victim
+
+
+def _records(log: Path) -> int:
+    """How many records a log being written has so far (0 while it cannot be read)."""
+    try:
+        return log.read_bytes().count(b"\n")
+    except OSError:
+        return 0
 
 
 def done(home: Path, league: str) -> int:

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from tests.test_cli_guards import one_line_error
 from tournaments.arena.accounts import author_of
+from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.cli.app import app
 from tournaments.registry import Arena, submit
-from tournaments.store import EntrantState
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
 runner = CliRunner()
@@ -37,7 +37,7 @@ def test_an_author_s_token_is_printed_once_stored_hashed_and_revocable(home: Pat
     assert code == 0, err
     token = out.strip()
     assert "shown once" in err
-    store = Arena(home).open_store()
+    store = ArenaStore(Arena(home).store_path)
     assert author_of(store, token) == "ada"
     assert token not in (home / "arena.sqlite").read_bytes().decode("latin-1")
     code, out, _ = gin("arena", "author", "token", "ada")
@@ -84,7 +84,7 @@ def test_a_second_author_of_the_same_name_is_refused(home: Path) -> None:
 
 def test_a_bot_in_the_ladder_is_retired_before_it_is_removed(home: Path) -> None:
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     trio.run(submit, arena, store, SAMPLES / "greedy", None)
     code, out, _ = gin("arena", "enter", "greedy")
     assert code == 0
@@ -112,7 +112,7 @@ def test_a_submission_to_a_bad_address_is_one_line(
 
 def test_a_banned_name_leaves_the_ladder_and_comes_back_only_when_unbanned(home: Path) -> None:
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     trio.run(submit, arena, store, SAMPLES / "greedy", None)
     assert gin("arena", "enter", "greedy")[0] == 0
     code, out, _ = gin("arena", "ban", "greedy", "--reason", "copied code")

@@ -33,6 +33,7 @@ from tournaments.arena.client import (
 from tournaments.arena.intake import MAX_UPLOAD_BYTES, unpack_upload
 from tournaments.arena.server import serve
 from tournaments.arena.service import ArenaService
+from tournaments.arena.store import ArenaStore
 from tournaments.cli.app import app
 from tournaments.registry import Arena
 
@@ -352,7 +353,7 @@ def test_the_command_with_a_revoked_token_exits_2_in_one_line(
 
 def test_the_client_and_the_real_arena_agree(bot: Path, tmp_path: Path) -> None:
     arena = Arena(tmp_path / "home")
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     token = add_author(store, "a")
     other = add_author(store, "b")
     service = ArenaService(arena, store, ladder=False, checker=None)

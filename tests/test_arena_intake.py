@@ -36,9 +36,10 @@ from tournaments.arena.intake import (
 )
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.service import ArenaService
+from tournaments.arena.store import ArenaStore, EntrantState, Submission, SubmissionState
 from tournaments.executors.fake import FakeExecutor
 from tournaments.registry import Arena, Checker, submit
-from tournaments.store import BotRow, EntrantState, Store, Submission, SubmissionState
+from tournaments.store import BotRow
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
@@ -51,7 +52,7 @@ def manifest(name: str = "mybot", version: str = "1.0.0") -> bytes:
 
 def make_service(tmp_path: Path, checker: Checker | None = None) -> ArenaService:
     arena = Arena(tmp_path / "home")
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     for author in ("a", "b"):
         add_author(store, author)
     return ArenaService(arena, store, ladder=False, checker=checker)
@@ -488,7 +489,7 @@ def test_an_upload_left_checking_is_checked_after_a_restart(tmp_path: Path) -> N
     stale = service.arena.home / "uploads" / ".check-stale"
     stale.mkdir()
     (stale / "x").write_text("left by a killed server")
-    again = ArenaService(service.arena, Store(service.arena.store_path), ladder=False)
+    again = ArenaService(service.arena, ArenaStore(service.arena.store_path), ladder=False)
 
     async def start_then_stop() -> None:
         with trio.move_on_after(10):
@@ -822,7 +823,7 @@ def test_one_intake_per_home_checks_and_another_takes_over_when_it_stops(
         return passing(path)
 
     first = make_service(tmp_path, held)
-    second = ArenaService(first.arena, Store(first.arena.store_path), ladder=False)
+    second = ArenaService(first.arena, ArenaStore(first.arena.store_path), ladder=False)
     for intake in (first.intake, second.intake):
         intake.lock_retry_s = intake.poll_s = 0.02
     refused = [0]  # attempts at the home's intake lock that found it held
@@ -897,7 +898,7 @@ def test_the_ladder_starts_no_new_pair_while_an_upload_is_checked(tmp_path: Path
     """Bots checked under a ladder playing at full width fail the kit's timings: while the kit
     runs, the pairs under way finish and none starts; play resumes after the verdict."""
     arena = Arena(tmp_path / "home")
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     add_author(store, "a")
     for name in "xyz":
         store.add_bot(BotRow(name, "1", name * 64, tmp_path / name, "", "", time.time()))

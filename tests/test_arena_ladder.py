@@ -24,12 +24,13 @@ from tournaments.arena.ladder import (
     pairing_key,
 )
 from tournaments.arena.service import ArenaService
+from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.executors.fake import FakeExecutor, played
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena
 from tournaments.runner import duplicate_pair
-from tournaments.standings import read_standings
-from tournaments.store import BotRow, EntrantState, MatchState, Store
+from tournaments.stats.standings import read_standings
+from tournaments.store import BotRow, MatchState
 
 # --- the choice ------------------------------------------------------------------------------
 
@@ -105,9 +106,9 @@ def test_a_pairing_in_flight_is_chosen_only_when_nothing_else_is_left() -> None:
 # --- the ladder, scripted -----------------------------------------------------------------------
 
 
-def home(tmp_path: Path, names: str = "abcd") -> tuple[Arena, Store]:
+def home(tmp_path: Path, names: str = "abcd") -> tuple[Arena, ArenaStore]:
     arena = Arena(tmp_path / "home")
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     for index, name in enumerate(names):
         store.add_bot(BotRow(name, "1", f"{index}" * 64, tmp_path / name, "", "", time.time()))
         store.enter(f"{name}@1", name)
@@ -140,7 +141,7 @@ class Scripted(FakeExecutor):
 
 def run_ladder(
     arena: Arena,
-    store: Store,
+    store: ArenaStore,
     executor: FakeExecutor,
     seconds: float,
     *,

@@ -2,7 +2,7 @@
 
 A simulated ladder: bots with known Elo strengths, each next duplicate pair chosen by
 :func:`tournaments.arena.ladder.choose_pairing` from what the arena's board would tell it (the
-ratings of :func:`tournaments.standings.fit_ratings` and their interval half-widths, refreshed
+ratings of :func:`tournaments.stats.standings.fit_ratings` and their interval half-widths, refreshed
 every few pairs), each pair two Bradley-Terry series on one deal whose luck cancels with
 probability ``cancel`` (as ``tests/test_standings_scale.py`` plays them).
 
@@ -25,9 +25,9 @@ import pytest
 
 from tournaments.arena import ladder as arena_ladder
 from tournaments.arena.ladder import Known, choose_pairing, pairing_key
-from tournaments.inference import score_from_elo
-from tournaments.pairs import PairOutcome
-from tournaments.standings import Ratings, fit_ratings
+from tournaments.stats.inference import score_from_elo
+from tournaments.stats.pairs import PairOutcome
+from tournaments.stats.standings import Ratings, fit_ratings
 
 
 def strengths(rng: random.Random, bots: int, sd: float) -> list[float]:

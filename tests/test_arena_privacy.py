@@ -10,7 +10,7 @@ import pytest
 
 from referee.replay import load_replay, read_text, verify_records
 from tournaments.arena.privacy import redact_text, redacted_log, redacted_replay
-from tournaments.replay_html import replay_html
+from tournaments.views.replay_html import replay_html
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SECRET = "PRIVATE-STDERR my_password=hunter2"

@@ -17,8 +17,9 @@ import pytest
 import trio
 
 from tournaments.arena.ladder import LADDER
+from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena, submit
-from tournaments.store import MatchState, Store
+from tournaments.store import MatchState
 
 ROOT = Path(__file__).resolve().parent.parent
 GIN = [sys.executable, "-c", "from tournaments.cli.entry import main; main()"]
@@ -28,7 +29,7 @@ SERVING = re.compile(r"on (http://127\.0\.0\.1:\d+)")
 def arena_home(tmp_path: Path, bots: tuple[str, ...] = ("greedy", "random")) -> Arena:
     """A home with sample bots registered and entered into the ladder."""
     arena = Arena(tmp_path / "home")
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
 
     async def register() -> None:
         for name in bots:
@@ -123,7 +124,7 @@ def test_a_server_killed_mid_ladder_resumes_with_nothing_lost_or_doubled(
     tmp_path: Path, servers: list[Server]
 ) -> None:
     arena = arena_home(tmp_path)
-    store = Store(arena.store_path)
+    store = ArenaStore(arena.store_path)
     first = Server(arena, "-j", "2")
     servers.append(first)
 

@@ -36,6 +36,7 @@ from tournaments.arena.accounts import new_token, token_digest
 from tournaments.arena.ladder import LADDER, ladder_config
 from tournaments.arena.server import server_config
 from tournaments.arena.service import ArenaService, LiveMatch
+from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.arena.web import (
     API_PER_MINUTE,
     CSP,
@@ -47,10 +48,10 @@ from tournaments.arena.web import (
     UPLOADS_PER_MINUTE,
     create_app,
 )
+from tournaments.formats.records import MatchSummary
 from tournaments.league import StoredLeague, match_id
-from tournaments.records import MatchSummary
 from tournaments.registry import Arena
-from tournaments.store import BotRow, EntrantState, MatchRow, MatchState, RatingPoint, ResultRow
+from tournaments.store import BotRow, MatchRow, MatchState, ResultRow
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(2)>'
@@ -95,7 +96,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
     """Three bots, two duplicate pairs played in-process (four results), one pair pending."""
     home = tmp_path_factory.mktemp("web") / "home"
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     tokens = {}
     for author in sorted(set(BOTS.values())):
         store.add_author(author)
@@ -281,7 +282,7 @@ def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None
 
     async def main() -> None:
         arena = Arena(home)
-        store = arena.open_store()
+        store = ArenaStore(arena.store_path)
         service = ArenaService(arena, store, ladder=False)
         service.intake = cast(Any, FakeIntake(service))
         async with trio.open_nursery() as nursery:
@@ -1020,7 +1021,7 @@ def test_the_leaderboard_kept_for_visitors_follows_the_board_and_the_troubles(
 
 def test_the_store_keeps_only_live_sessions(tmp_path: Path) -> None:
     """A login lets go of the sessions ended or opened too long ago: one row per live one."""
-    store = Arena(tmp_path / "home").open_store()
+    store = ArenaStore(Arena(tmp_path / "home").store_path)
     store.add_author("ada")
     token = new_token()
     store.add_token("ada", token_digest(token))

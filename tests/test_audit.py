@@ -21,10 +21,10 @@ from referee.matchlog import MatchLog, stderr_path
 from referee.rules import Policy, greedy_policy, patient_policy
 from referee.seats import BotIdentity, InProcessSeat
 from tournaments.audit import AuditReport, audit
-from tournaments.bot_seeds import league_bot_seeds
 from tournaments.cli.app import app
+from tournaments.formats.records import MatchSummary
+from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import LeagueConfig, StoredLeague, schedule
-from tournaments.records import MatchSummary
 from tournaments.registry import Arena, parse_spec
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store
 

@@ -29,11 +29,11 @@ from referee.rules import Action, Observation, RuleParams, greedy_policy
 from referee.sandbox import Sandbox, SandboxLimits
 from referee.seats import InProcessSeat
 from sample_bots.random.bot import RandomBot
-from tournaments.bot_seeds import bot_seeds, play_bot_seeds
 from tournaments.cli.app import app
 from tournaments.executors.fake import FakeExecutor
+from tournaments.formats.records import MatchJob
+from tournaments.formats.seeds import bot_seeds, play_bot_seeds
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchJob
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.store import BotRow, Store

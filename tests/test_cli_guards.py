@@ -28,11 +28,11 @@ from tournaments.cli.app import app
 from tournaments.cli.common import seconds
 from tournaments.cli.live import PlainProgress
 from tournaments.executors.fake import FakeExecutor
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
-from tournaments.standings import compute
+from tournaments.stats.standings import compute
 from tournaments.store import BotRow, MatchState, Store
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"

@@ -35,7 +35,7 @@ from tournaments.executors.fake import FakeExecutor
 from tournaments.headtohead import batch_pairs, match_config, start_match
 from tournaments.headtohead import play_match as play_head_to_head
 from tournaments.runner import PairTally, Progress
-from tournaments.sprt import SprtSettings, status
+from tournaments.stats.sprt import SprtSettings, status
 from tournaments.store import MatchRow, MatchState
 
 ROOT = Path(__file__).resolve().parent.parent

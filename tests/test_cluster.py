@@ -30,15 +30,16 @@ from referee.local import code_hash
 from referee.matchlog import stderr_path
 from referee.replay import verify_log
 from tournaments.arena.ladder import LADDER
+from tournaments.arena.store import ArenaStore
 from tournaments.executors import cluster, cluster_task
 from tournaments.executors.cluster_task import match_slug
+from tournaments.executors.packing import BotCodeMismatchError, pack_bot, unpack_bot
+from tournaments.executors.worker import WorkerLine
 from tournaments.league import LeagueConfig, create_league
-from tournaments.packing import BotCodeMismatchError, pack_bot, unpack_bot
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
-from tournaments.standings import compute
-from tournaments.store import MatchState, Store
-from tournaments.worker import WorkerLine
+from tournaments.stats.standings import compute
+from tournaments.store import MatchState
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_bots"
@@ -107,12 +108,12 @@ def test_a_match_refuses_a_bot_whose_code_changed(tmp_path: Path) -> None:
     copy), and refuses to play code that is not what was registered."""
     home = tmp_path / "home"
     config = league(home, "guard", [SAMPLES / "greedy", SAMPLES / "random"], series=2, seed=1)
-    arena, store = Arena(home), Store(home / "arena.sqlite")
+    arena, store = Arena(home), ArenaStore(home / "arena.sqlite")
     runner = LeagueRunner(arena, store, config, 1)
     job = runner._job(store.matches("guard")[0], tmp_path / "log.jsonl")
     job = dataclasses.replace(job, hashes=(job.hashes[0], "0" * 64), parent=os.getpid())
     worker = subprocess.run(
-        [sys.executable, "-m", "tournaments.worker"],
+        [sys.executable, "-m", "tournaments.executors.worker"],
         input=job.to_json(),
         capture_output=True,
         text=True,
@@ -155,7 +156,7 @@ def league(
 ) -> LeagueConfig:
     """A league in ``home``; ``public``: its deals from ``seed`` alone, the same in any home."""
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     idents = [trio.run(submit, arena, store, folder, None).ident for folder in folders]
     config = LeagueConfig.from_dict(
         {
@@ -189,14 +190,14 @@ def run_scenario(tmp_path: Path, home: Path, name: str, *flags: str) -> dict[str
     return report
 
 
-def per_match(store: Store, name: str) -> dict[str, tuple[Any, ...]]:
+def per_match(store: ArenaStore, name: str) -> dict[str, tuple[Any, ...]]:
     return {
         r.match_id: (r.summary.winner, r.summary.totals, r.summary.game_winners, r.summary.hands)
         for r in store.results(name)
     }
 
 
-def table(store: Store, name: str) -> list[dict[str, Any]]:
+def table(store: ArenaStore, name: str) -> list[dict[str, Any]]:
     rows = compute(name, store.results(name)).to_dict()["bots"]
     return [{k: v for k, v in row.items() if k not in TIMING} for row in rows]
 
@@ -209,11 +210,11 @@ def test_a_dask_league_gives_the_local_runners_results(tmp_path: Path) -> None:
     local_home, dask_home = tmp_path / "local", tmp_path / "dask"
     config = league(local_home, "same", bots, series=4, seed=77, public=True)
     league(dask_home, "same", bots, series=4, seed=77, public=True)
-    local_store = Arena(local_home).open_store()
+    local_store = ArenaStore(Arena(local_home).store_path)
     trio.run(LeagueRunner(Arena(local_home), local_store, config, 2).run)
     report = run_scenario(tmp_path, dask_home, "same")
     assert report["code"] == 0, report["output"]
-    dask_store = Store(dask_home / "arena.sqlite")
+    dask_store = ArenaStore(dask_home / "arena.sqlite")
     assert dask_store.counts("same") == {"done": 4}
     assert per_match(dask_store, "same") == per_match(local_store, "same")
     assert table(dask_store, "same") == table(local_store, "same")
@@ -234,7 +235,7 @@ def test_the_arena_plays_its_ladder_on_a_dask_cluster(tmp_path: Path) -> None:
     recorded by the server, and a clean stop leaves nothing running there."""
     home = tmp_path / "home"
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     for name in ("greedy", "random"):
         row = trio.run(submit, arena, store, SAMPLES / name, None)
         store.enter(row.ident, row.name)
@@ -280,7 +281,7 @@ def test_a_killed_worker_and_ctrl_c_lose_nothing_and_count_nothing_twice(tmp_pat
     # A coordinator killed outright: its matches on the cluster stop (nobody wants them).
     assert report["orphan_matches_stopped_s"] < 20
     assert report["code"] == 0, report["output"]
-    store = Store(home / "arena.sqlite")
+    store = ArenaStore(home / "arena.sqlite")
     results = store.results("rough")
     assert store.counts("rough") == {"done": 10}
     assert sorted(r.match_id for r in results) == sorted(m.match_id for m in store.matches("rough"))
@@ -303,7 +304,7 @@ def test_a_lost_scheduler_stops_the_league_resumably(tmp_path: Path) -> None:
     assert "still up?" in report["output"]
     assert "Resume with: gin league run lost --executor dask --scheduler" in report["output"]
     assert "Traceback" not in report["output"]
-    counts = Store(home / "arena.sqlite").counts("lost")
+    counts = ArenaStore(home / "arena.sqlite").counts("lost")
     assert set(counts) <= {"done", "pending"}, counts  # nothing failed, nothing left running
     assert counts[MatchState.DONE] >= 1
     assert sum(counts.values()) == 6
@@ -338,7 +339,7 @@ def test_the_cli_says_plainly_what_a_dask_run_lacks(
     )
     assert unreachable.exit_code == 1
     assert f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}" in unreachable.output
-    assert Store(home / "arena.sqlite").counts("cli") == {"pending": 2}  # nothing was touched
+    assert ArenaStore(home / "arena.sqlite").counts("cli") == {"pending": 2}  # nothing was touched
 
 
 class FakeClient:

@@ -12,9 +12,9 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from tournaments.bot_seeds import league_bot_seeds
 from tournaments.cli import demo
 from tournaments.cli.app import app
+from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import LeagueConfig, create_league, load_league, stored_league
 from tournaments.registry import Arena, submit
 from tournaments.store import BotRow, Store

@@ -26,7 +26,7 @@ from tournaments.league import (
 )
 from tournaments.registry import Arena
 from tournaments.runner import LeagueRunner
-from tournaments.sprt import SprtSettings
+from tournaments.stats.sprt import SprtSettings
 from tournaments.store import BotRow, MatchRow, MatchState, Store
 
 KEY = b"k" * 32

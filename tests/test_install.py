@@ -109,7 +109,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     assert not [n for n in names if "node_modules" in n or "__pycache__" in n]
     assert "referee/sandbox/__init__.py" in names
     assert "referee/sandbox/seccomp_exec.py" in names
-    assert {f"tournaments/replay_assets/page.{x}" for x in ("html", "css", "js")} <= names
+    assert {f"tournaments/views/replay_assets/page.{x}" for x in ("html", "css", "js")} <= names
     missing = sorted(shipped_files() - names)
     assert missing == [], f"the wheel leaves out {missing}"
 

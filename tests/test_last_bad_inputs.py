@@ -20,6 +20,7 @@ from protocol.manifest import ManifestError, load_manifest
 from referee.replay import VerifyStatus, load_replay, verify_log
 from tests.test_cli_guards import one_line_error, two_bot_league
 from tournaments.arena.privacy import redact_text
+from tournaments.arena.store import ArenaStore
 from tournaments.audit import _summary as audit_summary
 from tournaments.cli.app import app
 from tournaments.executors.fake import FakeExecutor
@@ -27,8 +28,8 @@ from tournaments.league import LeagueConfig, LeagueError, StoredLeague, load_lea
 from tournaments.registry import Arena, submit
 from tournaments.restat import _stored_hand_stats as restat_summary
 from tournaments.runner import LeagueRunner
-from tournaments.sprt import SprtStatus
-from tournaments.standings import read_standings
+from tournaments.stats.sprt import SprtStatus
+from tournaments.stats.standings import read_standings
 from tournaments.store import StoreDamaged
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,12 +124,12 @@ def test_a_fifo_as_league_file_is_refused_without_waiting(home: Path, tmp_path: 
 
 def test_arena_enter_with_one_unknown_bot_enters_none(home: Path) -> None:
     arena = Arena(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     trio.run(submit, arena, store, SAMPLES / "greedy", None)
     result = runner.invoke(app, ["arena", "enter", "greedy", "nosuch"])
     assert result.exit_code == 2, result.output
     assert "no bot entered" in one_line_error(result.output)
-    assert arena.open_store().entrants() == []
+    assert ArenaStore(arena.store_path).entrants() == []
 
 
 def test_replay_refuses_a_hand_the_log_does_not_have(tmp_path: Path) -> None:
@@ -153,7 +154,7 @@ def test_replay_print_starts_at_the_hand_asked(tmp_path: Path) -> None:
 
 def test_status_warns_when_a_done_match_has_no_result(home: Path) -> None:
     arena = played_league(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     gone = store.matches("spring")[1].match_id
     store.db.execute("DELETE FROM results WHERE match_id = ?", (gone,))
     store.db.commit()
@@ -278,7 +279,7 @@ def test_a_manifest_too_deep_or_too_long_is_a_manifest_error(tmp_path: Path) -> 
 def test_a_stored_summary_too_deep_or_too_long_is_store_damage(home: Path, value: str) -> None:
     """Every reader of the store's summaries: results, the standings, the audit, restat."""
     arena = played_league(home)
-    store = arena.open_store()
+    store = ArenaStore(arena.store_path)
     gone = store.matches("spring")[1].match_id
     store.db.execute(
         "UPDATE results SET summary = json_set(summary, '$.hands', json(?)) WHERE match_id = ?",

@@ -10,11 +10,27 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("referee", "protocol", "tournaments", "sample_bots")
+
+_REFEREE: Final = frozenset(
+    {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox"}
+)
+"""Everything below the league machinery: the rules, the protocol, the referee, its sandbox and
+replays."""
+_BELOW_LEAGUES: Final = _REFEREE | {
+    "tournaments.formats",
+    "tournaments.store",
+    "tournaments.stats",
+    "tournaments.executors",
+    "tournaments.views",
+}
+"""The league machinery's own layers under its runner: records, storage, statistics, execution,
+and the words and pages of a game."""
 
 ALLOWED: dict[str, frozenset[str]] = {
     "referee.rules": frozenset(),
@@ -25,23 +41,21 @@ ALLOWED: dict[str, frozenset[str]] = {
     "referee": frozenset({"protocol", "referee.rules"}),
     "referee.replay": frozenset({"protocol", "referee", "referee.rules"}),
     "sample_bots": frozenset({"protocol", "referee.rules"}),
-    "tournaments": frozenset(
-        {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox"}
-    ),
-    "tournaments.arena": frozenset(
-        {"protocol", "referee", "referee.replay", "referee.rules", "referee.sandbox", "tournaments"}
-    ),
-    "tournaments.cli": frozenset(
-        {
-            "protocol",
-            "referee",
-            "referee.replay",
-            "referee.rules",
-            "referee.sandbox",
-            "tournaments",
-            "tournaments.arena",
-        }
-    ),
+    # The records the runner, its executors and workers hand each other, and a match's hand
+    # statistics: read by every layer above, they know nothing of storage or statistics.
+    "tournaments.formats": _REFEREE,
+    "tournaments.store": _REFEREE | {"tournaments.formats"},
+    # The statistics read the store's rows (``STATS_READ_OF_THE_STORE``), never its database.
+    "tournaments.stats": _REFEREE | {"tournaments.formats", "tournaments.store"},
+    # Executors play a job and give back its outcome: they know no league, store or runner.
+    "tournaments.executors": _REFEREE | {"tournaments.formats"},
+    "tournaments.views": _REFEREE | {"tournaments.stats"},
+    # The league machinery: league files, the registry, the runner, gin match, verify, restat.
+    "tournaments": _BELOW_LEAGUES,
+    "tournaments.workbench": _BELOW_LEAGUES | {"tournaments"},
+    "tournaments.arena": _BELOW_LEAGUES | {"tournaments"},
+    "tournaments.cli": _BELOW_LEAGUES
+    | {"tournaments", "tournaments.arena", "tournaments.workbench"},
 }
 """Each layer, and the layers it may import (besides itself)."""
 
@@ -50,7 +64,7 @@ def layer(module: str) -> str:
     """The layer of a dotted module name (its package, or its subpackage where that is a layer).
 
     >>> layer("referee.rules.hand"), layer("referee.match"), layer("tournaments.executors.local")
-    ('referee.rules', 'referee', 'tournaments')
+    ('referee.rules', 'referee', 'tournaments.executors')
     """
     parts = module.split(".")
     two = ".".join(parts[:2])
@@ -109,7 +123,29 @@ def test_every_module_has_a_layer() -> None:
         ("tournaments.runner", "tournaments.cli.render"),  # nothing imports the command line
         ("protocol.sdk", "referee.match"),  # bots see the protocol and the rules only
         ("sample_bots.strong.strategy", "referee.local"),
+        ("tournaments.executors.local", "tournaments.runner"),  # executors know no league
+        ("tournaments.executors.worker", "tournaments.store"),  # ... nor the store
+        ("tournaments.store.results", "tournaments.stats.pairs"),  # storage knows no statistics
+        ("tournaments.formats.records", "tournaments.store.rows"),  # records sit below the store
+        ("tournaments.stats.sprt", "tournaments.runner"),  # statistics know no runner
+        ("tournaments.store.leagues", "tournaments.arena.store"),  # the arena's tables are its own
     ],
 )
 def test_a_back_edge_is_caught(importer: str, imported: str) -> None:
     assert violations([(importer, imported)]) != []
+
+
+STATS_READ_OF_THE_STORE: Final = frozenset({"tournaments.store.rows"})
+"""What the statistics may import of the store: its row types, never its database or tables."""
+
+
+def test_the_statistics_read_rows_not_the_database() -> None:
+    store_imports = {
+        imported
+        for name, path in project_modules()
+        if layer(name) == "tournaments.stats"
+        for imported in imports_of(path)
+        if layer(imported) == "tournaments.store"
+    }
+    assert store_imports <= STATS_READ_OF_THE_STORE
+    assert store_imports  # the statistics do read rows: the walk saw them

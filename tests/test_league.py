@@ -22,6 +22,7 @@ from referee.match import MatchEnd, SeatStats
 from referee.replay import verify_log
 from referee.sandbox import Sandbox
 from tests.hostile_bots import hostile_folder
+from tournaments.formats.hands import HandStats
 from tournaments.league import (
     LeagueConfig,
     LeagueError,
@@ -36,8 +37,7 @@ from tournaments.league import (
 from tournaments.registry import Arena, RegistryError, submit
 from tournaments.restat import RestatReport, restat
 from tournaments.runner import LeagueBusy, LeagueRunner
-from tournaments.standings import compute
-from tournaments.stats import HandStats
+from tournaments.stats.standings import compute
 from tournaments.store import MatchState, ResultRow, Store
 
 ROOT = Path(__file__).resolve().parent.parent

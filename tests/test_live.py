@@ -21,7 +21,7 @@ from referee.seats import InProcessSeat
 from tests.replay_logs import Blunders
 from tournaments.cli.live import LeagueView, MatchView
 from tournaments.runner import Progress
-from tournaments.standings import Standings, compute
+from tournaments.stats.standings import Standings, compute
 from tournaments.store import ResultRow
 
 

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from tournaments.cli.app import app
 from tournaments.cli.match import MatchTestView
 from tournaments.executors.fake import FakeExecutor, played
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.headtohead import (
     batch_pairs,
     match_config,
@@ -31,10 +32,9 @@ from tournaments.headtohead import (
     start_match,
 )
 from tournaments.league import NAME_PATTERN, LeagueConfig, LeagueError, stored_league
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import PairTally, Progress
-from tournaments.sprt import SprtSettings, SprtStatus
+from tournaments.stats.sprt import SprtSettings, SprtStatus
 from tournaments.store import BotRow, MatchState, Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -45,7 +45,7 @@ from tests.replay_logs import (
     play_log,
     write_log,
 )
-from tournaments.words import step_text
+from tournaments.views.words import step_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"

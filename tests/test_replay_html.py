@@ -17,8 +17,8 @@ import pytest
 
 from referee.replay import load_replay
 from tests.chromium import Chromium, find_chromium, launch
-from tournaments.replay_html import replay_html
-from tournaments.words import step_text
+from tournaments.views.replay_html import replay_html
+from tournaments.views.words import step_text
 
 GOLDEN = Path(__file__).parent / "golden"
 STRIKES = GOLDEN / "format1-strikes.jsonl"

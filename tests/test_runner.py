@@ -22,8 +22,8 @@ from referee.match import MatchEnd
 from tournaments import runner as runner_module
 from tournaments.executors import ExecutorError
 from tournaments.executors.fake import Attempt, FakeExecutor, played
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena
 from tournaments.runner import RETRIES, LeagueRunner, Progress, duplicate_pair
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store

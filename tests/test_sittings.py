@@ -23,8 +23,8 @@ from referee.replay import verify_log
 from referee.rules import GreedyPolicy, RuleParams, play_series
 from referee.sandbox import Layer, Sandbox, SandboxLimits
 from tournaments.executors.local import LocalExecutor
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
 from tournaments.store import ResultRow, Store

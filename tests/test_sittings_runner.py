@@ -15,8 +15,8 @@ import trio
 import trio.testing
 
 from tournaments.executors.fake import Attempt, FakeExecutor
+from tournaments.formats.records import MatchJob, WorkerFailure
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchJob, WorkerFailure
 from tournaments.registry import Arena
 from tournaments.runner import (
     SITTING_MAX,

@@ -14,10 +14,10 @@ from tests.test_standings_pairwise import row
 from tournaments.cli.match import summary_line
 from tournaments.cli.render import pairwise_grid, standings_grid
 from tournaments.headtohead import match_config, match_report
-from tournaments.inference import elo_from_score, score_estimate
 from tournaments.runner import PairTally
-from tournaments.sprt import SprtSettings, SprtStatus, Verdict
-from tournaments.standings import compute
+from tournaments.stats.inference import elo_from_score, score_estimate
+from tournaments.stats.sprt import SprtSettings, SprtStatus, Verdict
+from tournaments.stats.standings import compute
 from tournaments.store import ResultRow
 
 

@@ -1,5 +1,5 @@
-"""The sequential test of ``gin match`` (``tournaments.sprt``): its settings, its LLR against the
-theory, and its error rates by simulation on synthetic pairs."""
+"""The sequential test of ``gin match`` (``tournaments.stats.sprt``): its settings, its LLR against
+the theory, and its error rates by simulation on synthetic pairs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from itertools import accumulate
 
 import pytest
 
-from tournaments.pairs import Pentanomial
-from tournaments.sprt import (
+from tournaments.stats.pairs import Pentanomial
+from tournaments.stats.sprt import (
     EMPTY_CELL,
     PAIR_SCORES,
     SprtRun,

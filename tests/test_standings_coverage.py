@@ -20,9 +20,9 @@ import statistics
 
 import pytest
 
-from tournaments.inference import score_from_elo
-from tournaments.pairs import PairOutcome
-from tournaments.standings import fit_ratings
+from tournaments.stats.inference import score_from_elo
+from tournaments.stats.pairs import PairOutcome
+from tournaments.stats.standings import fit_ratings
 
 
 def league(

@@ -1,4 +1,5 @@
-"""The t distribution and the per-pairing estimate of ``tournaments.inference``, against scipy."""
+"""The t distribution and the per-pairing estimate of ``tournaments.stats.inference``, against
+scipy."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import random
 import pytest
 from scipy import stats  # type: ignore[import-untyped]  # dev only; never skipped
 
-from tournaments.inference import (
+from tournaments.stats.inference import (
     MIN_UNITS,
     PRIOR_VARIANCE,
     elo_from_score,
@@ -18,8 +19,8 @@ from tournaments.inference import (
     t_cdf,
     t_quantile,
 )
-from tournaments.pairs import PairOutcome
-from tournaments.standings import fit_ratings
+from tournaments.stats.pairs import PairOutcome
+from tournaments.stats.standings import fit_ratings
 
 DFS = (1, 2, 3, 4, 5, 7, 10, 15, 30, 60, 120, 1000)
 PS = (0.0005, 0.005, 0.025, 0.05, 0.1, 0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 0.95, 0.975, 0.995, 0.9995)

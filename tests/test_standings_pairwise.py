@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tournaments.inference import mean_estimate, score_estimate, score_from_elo
-from tournaments.standings import compute
+from tournaments.stats.inference import mean_estimate, score_estimate, score_from_elo
+from tournaments.stats.standings import compute
 from tournaments.store import ResultRow
 
 # --- LOS with no real difference ---------------------------------------------------------------

@@ -13,8 +13,8 @@ import pytest
 
 from benchmarks.scale_bench import LEAGUE, synthetic_league
 from tournaments.cli import common, render
-from tournaments.records import MatchSummary
-from tournaments.standings import compute, read_standings
+from tournaments.formats.records import MatchSummary
+from tournaments.stats.standings import compute, read_standings
 from tournaments.store import Store, StoreDamaged
 
 

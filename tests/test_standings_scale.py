@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import pytest
 
 from benchmarks.scale_bench import rated_results
-from tournaments import standings
-from tournaments.inference import score_from_elo
-from tournaments.pairs import PairOutcome
-from tournaments.standings import DENSE_FIT_MAX_BOTS, Ratings, compute, fit_ratings
+from tournaments.stats import standings
+from tournaments.stats.inference import score_from_elo
+from tournaments.stats.pairs import PairOutcome
+from tournaments.stats.standings import DENSE_FIT_MAX_BOTS, Ratings, compute, fit_ratings
 
 
 def field(

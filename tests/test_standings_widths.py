@@ -13,7 +13,7 @@ from rich.console import Console
 from tests.test_league import summary
 from tests.test_store_damage import arena_with_golden, gin
 from tournaments.cli import common, render
-from tournaments.standings import Standings, compute
+from tournaments.stats.standings import Standings, compute
 from tournaments.store import ResultRow
 
 WIDTHS = (60, 80, 100, 120, 200)

@@ -29,11 +29,11 @@ from referee.sandbox import Layer, Sandbox, sweep_jails
 from referee.seats import Decision, InProcessSeat
 from tournaments.executors.fake import played
 from tournaments.executors.local import LocalExecutor, WarmWorker
+from tournaments.executors.worker import Worker, WorkerLine
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, create_league
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, submit
 from tournaments.runner import LeagueRunner
-from tournaments.worker import Worker, WorkerLine
 
 ROOT = Path(__file__).resolve().parent.parent
 GREEDY = ROOT / "sample_bots" / "greedy"
@@ -488,7 +488,7 @@ def test_reading_and_hashing_a_bot_does_not_stall_the_worker(
         time.sleep(0.6)
         raise ManifestError(folder, ["gone"])
 
-    monkeypatch.setattr("tournaments.worker.load_manifest", slow_manifest)
+    monkeypatch.setattr("tournaments.executors.worker.load_manifest", slow_manifest)
 
     async def main() -> float:
         async with trio.open_nursery() as closing:
@@ -500,7 +500,7 @@ def test_reading_and_hashing_a_bot_does_not_stall_the_worker(
 
 def run_worker(text: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tournaments.worker"],
+        [sys.executable, "-m", "tournaments.executors.worker"],
         input=text,
         capture_output=True,
         text=True,

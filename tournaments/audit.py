@@ -19,13 +19,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from protocol.bounded import loads_json
+from protocol.bounded import JsonObject, loads_json
 from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
-from tournaments.bot_seeds import league_bot_seeds
+from tournaments.formats.hands import hand_stats, logged_hands, read_hand_stats
+from tournaments.formats.seeds import league_bot_seeds
 from tournaments.registry import parse_spec
-from tournaments.stats import hand_stats, logged_hands, read_hand_stats
 from tournaments.store import (
     BotRow,
     LoggedResult,
@@ -278,7 +278,7 @@ class _ResultCheck:
             self._columns(log.result, readable=not isinstance(summary, str))
         return report.ok
 
-    def _scheduled(self, summary: dict[str, Any]) -> None:
+    def _scheduled(self, summary: JsonObject) -> None:
         """The summary is of this match and its seats are the schedule's."""
         stored_id = summary.get("match_id", self.result.match_id)
         if stored_id != self.result.match_id:
@@ -334,7 +334,7 @@ class _ResultCheck:
                 "secret gives"
             )
 
-    def _logged(self, summary: dict[str, Any], log: MatchLogData) -> None:
+    def _logged(self, summary: JsonObject, log: MatchLogData) -> None:
         """The summary says what the log's result record and hands say."""
         record = log.result
         assert record is not None
@@ -396,7 +396,7 @@ class _ResultCheck:
             self.differs(f"the results table's end is {row.end.value!r}, {record.end!r} in its log")
 
 
-def _summary(text: str) -> dict[str, Any] | str:
+def _summary(text: str) -> JsonObject | str:
     """A stored summary's JSON object, or why it is not one."""
     try:
         data = loads_json(text)

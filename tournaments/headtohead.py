@@ -15,17 +15,11 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from protocol.bounded import JsonObject
 from referee.control import TimeControl
 from tournaments.executors import Executor
-from tournaments.inference import (
-    MeanEstimate,
-    ScoreEstimate,
-    mean_estimate,
-    reading,
-    score_estimate,
-)
 from tournaments.league import (
     LeagueConfig,
     LeagueError,
@@ -33,10 +27,17 @@ from tournaments.league import (
     extend_league,
     stored_league,
 )
-from tournaments.pairs import PairOutcome, Pentanomial
 from tournaments.registry import Arena
 from tournaments.runner import LeagueRunner, Listener, PairTally
-from tournaments.sprt import SprtSettings, SprtStatus, status
+from tournaments.stats.inference import (
+    MeanEstimate,
+    ScoreEstimate,
+    mean_estimate,
+    reading,
+    score_estimate,
+)
+from tournaments.stats.pairs import PairOutcome, Pentanomial
+from tournaments.stats.sprt import SprtSettings, SprtStatus, status
 from tournaments.store import Store
 
 __all__ = [
@@ -89,7 +90,7 @@ def match_config(  # noqa: PLR0917 - a match's settings, as the command takes th
     Raises:
         LeagueError: a bad name, count or setting (every problem listed).
     """
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "name": name,
         "bots": list(bots),
         "series_per_pairing": 2 * pairs,
@@ -223,7 +224,7 @@ class MatchReport:
 
     @property
     def reading(self) -> str | None:
-        """What the pairs show at 95% (:func:`~tournaments.inference.reading`; ``None``: no
+        """What the pairs show at 95% (:func:`~tournaments.stats.inference.reading`; ``None``: no
         pairs)."""
         return None if self.score is None else reading(self.score, self.margin)
 
@@ -240,7 +241,7 @@ class MatchReport:
             said = said.replace(" (", " at 95% (", 1) if " (" in said else f"{said} at 95%"
         return f"{record} ({pairs}{swept}): {said}"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """The ``--json`` form (docs/match.md has the schema)."""
         score, margin, test = self.score, self.margin, self.test
         return {

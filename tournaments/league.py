@@ -60,13 +60,13 @@ import tomllib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from protocol.bounded import TooComplex, loads_json, loads_toml
+from protocol.bounded import JsonObject, TooComplex, loads_json, loads_toml
 from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
-from tournaments.sprt import SprtSettings
+from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
@@ -136,10 +136,10 @@ class LeagueConfig:
     sprt: SprtSettings | None = None
     """The sequential test of a match (two bots, duplicate): the runner stops once it decides."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form (stored with the league; a round robin without a test keeps the form
         it had before gauntlets and tests existed)."""
-        data: dict[str, Any] = {
+        data: JsonObject = {
             "name": self.name,
             "seed": self.seed,
             "bots": list(self.bots),
@@ -159,7 +159,7 @@ class LeagueConfig:
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], *, unknown_bot: Callable[[str], str | None] | None = None
+        cls, data: JsonObject, *, unknown_bot: Callable[[str], str | None] | None = None
     ) -> LeagueConfig:
         """Read :meth:`to_dict` output (or a parsed TOML file); ``unknown_bot`` says why a
         bot named is not one that can play (``None``: it is), so that a file's unknown bots
@@ -258,10 +258,8 @@ def _sprt(
         return None
 
 
-def _sections(
-    data: dict[str, Any], problems: list[str]
-) -> tuple[TimeControl, FaultPolicy, RuleParams]:
-    def table(key: str) -> dict[str, Any]:
+def _sections(data: JsonObject, problems: list[str]) -> tuple[TimeControl, FaultPolicy, RuleParams]:
+    def table(key: str) -> JsonObject:
         section = data.get(key, {})
         if not isinstance(section, dict):
             raise TypeError("must be a table")
@@ -269,7 +267,7 @@ def _sections(
 
     def fields(
         key: str, kind: type[TimeControl | FaultPolicy], *, durations: bool = False
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """The table's fields, an unknown one (a typo) named with the known ones; with
         ``durations``, ``move_time = "1s"`` stands for ``move_time_ms = 1000``."""
         given = dict(table(key))
@@ -306,7 +304,7 @@ def _sections(
     return time_control, fault_policy, rules
 
 
-def _durations(section: dict[str, Any]) -> dict[str, Any]:
+def _durations(section: JsonObject) -> JsonObject:
     """A ``[time_control]`` table with its durations (``move_time = "1s"``) as the milliseconds
     of the ``_ms`` fields; any other key is left for the caller to judge.
 

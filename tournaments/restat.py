@@ -1,9 +1,9 @@
 """Stored statistics recomputed from the logs: ``gin league restat``.
 
 The standings derive from the match logs. Each stored result keeps its seats' hand statistics
-(:class:`~tournaments.stats.HandStats`, counted by the worker at the match's end); this counts
-them again with the same function from each result's log, once the log verifies and names that
-match, and rewrites those that differ (a statistic added since, or a stored summary that was
+(:class:`~tournaments.formats.hands.HandStats`, counted by the worker at the match's end); this
+counts them again with the same function from each result's log, once the log verifies and names
+that match, and rewrites those that differ (a statistic added since, or a stored summary that was
 damaged). A result whose log does not verify is left as it is and reported.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from protocol.bounded import loads_json
 from referee.replay import LogReadError, read_log, verify_records
-from tournaments.stats import HandStats, hand_stats, logged_hands, read_hand_stats
+from tournaments.formats.hands import HandStats, hand_stats, logged_hands, read_hand_stats
 from tournaments.store import LoggedResult, Store
 
 __all__ = ["RestatReport", "restat"]

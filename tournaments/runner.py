@@ -17,7 +17,7 @@ bots) stops once the test over its complete pairs decides, and a caller may give
 its own. Both are checked before the first match and after each recorded result; once one holds
 no new match starts, the running ones finish and are recorded, and :meth:`LeagueRunner.run`
 returns with the rest still pending (a later run carries on from there). A pair left with one
-leg played is not counted by the test (:func:`tournaments.pairs.pentanomial` counts complete
+leg played is not counted by the test (:func:`tournaments.stats.pairs.pentanomial` counts complete
 pairs only); its other leg is played by the next run. So that few are, and complete pairs come
 in as soon as they can, such a run plays both legs of a pair on one slot, one after the other
 (a league's run lets first legs go ahead, which keeps every slot busy to the end).
@@ -51,14 +51,14 @@ from typing import Final
 
 import trio
 
-from tournaments.bot_seeds import league_bot_seeds
 from tournaments.executors import Executor, ExecutorError
 from tournaments.executors.local import LocalExecutor
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import LeagueConfig, stored_league
-from tournaments.pairs import PairOutcome, Pentanomial, pair_outcomes
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.registry import Arena, parse_spec
-from tournaments.sprt import SprtStatus, status
+from tournaments.stats.pairs import PairOutcome, Pentanomial, pair_outcomes
+from tournaments.stats.sprt import SprtStatus, status
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store, StoreDamaged
 
 __all__ = [

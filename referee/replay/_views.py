@@ -3,7 +3,7 @@
 A seat's table is built only from :func:`referee.rules.observation`, the one path from the full
 state to what a seat may see; so a seat's view of a replay shows exactly what that bot was shown.
 A step says what happened as data (the record it shows, the card it moved); the words are the
-display's (``tournaments.words``).
+display's (``tournaments.views.words``).
 """
 
 from __future__ import annotations

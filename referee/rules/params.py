@@ -74,7 +74,7 @@ class RuleParams:
         """Number of games scored at once: 3 for Hollywood, 1 for plain Gin Rummy."""
         return 3 if self.scoring is Scoring.HOLLYWOOD else 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # type: ignore[explicit-any]  # JSON (the rules import nothing, so not protocol.bounded's alias)
         """Plain JSON-ready form (enums as their values)."""
         return {
             field.name: (value.value if isinstance(value, enum.Enum) else value)
@@ -83,7 +83,7 @@ class RuleParams:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RuleParams:
+    def from_dict(cls, data: dict[str, Any]) -> RuleParams:  # type: ignore[explicit-any]  # JSON (the rules import nothing, so not protocol.bounded's alias)
         """Read :meth:`to_dict` output back; unknown names are refused.
 
         Raises:

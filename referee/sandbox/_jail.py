@@ -87,7 +87,7 @@ _SPAWNER: Final = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="g
 T = TypeVar("T")
 
 
-def on_spawner_thread(start: Callable[..., T], *args: Any, bot: bool = False) -> T:
+def on_spawner_thread(start: Callable[..., T], *args: Any, bot: bool = False) -> T:  # type: ignore[explicit-any]  # any callable and its arguments, handed to an executor
     """``start(*args)`` on the one long-lived thread every process of ours with a parent-death
     signal is started from, so that the signal comes when this process dies, not when some
     short-lived thread retires. Under a CPU placement (``pin_cpus``) what it starts runs on the
@@ -95,7 +95,7 @@ def on_spawner_thread(start: Callable[..., T], *args: Any, bot: bool = False) ->
     return _SPAWNER.submit(_placed, bot, start, *args).result()
 
 
-def _placed(bot: bool, start: Callable[..., T], *args: Any) -> T:
+def _placed(bot: bool, start: Callable[..., T], *args: Any) -> T:  # type: ignore[explicit-any]  # any callable and its arguments, handed to an executor
     place_spawner_thread(bot=bot)
     return start(*args)
 

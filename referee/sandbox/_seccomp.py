@@ -44,7 +44,7 @@ CLONE_NAMESPACE_FLAGS: Final = (
 TTY_INJECTION_IOCTLS: Final = (termios.TIOCSTI, 0x541C)  # TIOCSTI, TIOCLINUX
 
 
-def _add_rules(library: Any, rules: Any) -> None:
+def _add_rules(library: Any, rules: Any) -> None:  # type: ignore[explicit-any]  # pyseccomp: untyped
     eperm = library.ERRNO(errno.EPERM)
     for name in DENIED:
         try:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from referee.sandbox._cgroup import BotCgroup, cgroup_mounts
 from referee.sandbox._procs import pids_of_uid
@@ -91,7 +91,7 @@ def _abandoned(jail_dir: Path) -> Iterator[bool]:
 def remove_tree(path: Path) -> bool:
     """Delete a jail folder without following symlinks; True if it is gone."""
 
-    def make_writable(_function: Callable[..., Any], failed: str, _info: object) -> None:
+    def make_writable(_function: Callable[[str], object], failed: str, _info: object) -> None:
         with contextlib.suppress(OSError):
             os.chmod(os.path.dirname(failed), 0o700)  # only our own files here (non-root mode)
             _function(failed)

@@ -13,7 +13,7 @@ import re
 import secrets
 from typing import Final
 
-from tournaments.store import Store
+from tournaments.arena.store import ArenaStore
 
 __all__ = [
     "AccountError",
@@ -45,7 +45,7 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def add_author(store: Store, name: str) -> str:
+def add_author(store: ArenaStore, name: str) -> str:
     """Create an author and a first token; returns the token (shown once, never stored).
 
     Raises:
@@ -68,7 +68,7 @@ def check_author_name(name: str) -> None:
         )
 
 
-def issue_token(store: Store, name: str) -> str:
+def issue_token(store: ArenaStore, name: str) -> str:
     """Another token for an existing author.
 
     Raises:
@@ -81,7 +81,7 @@ def issue_token(store: Store, name: str) -> str:
     return token
 
 
-def revoke(store: Store, name: str, prefix: str = "") -> int:
+def revoke(store: ArenaStore, name: str, prefix: str = "") -> int:
     """Revoke an author's tokens (those whose digest starts with ``prefix``); returns how many.
 
     Raises:
@@ -92,7 +92,7 @@ def revoke(store: Store, name: str, prefix: str = "") -> int:
     return store.revoke_tokens(name, prefix)
 
 
-def author_of(store: Store, token: str) -> str | None:
+def author_of(store: ArenaStore, token: str) -> str | None:
     """The author a token is live for (``None``: not a token, unknown or revoked)."""
     if not TOKEN_PATTERN.fullmatch(token):
         return None

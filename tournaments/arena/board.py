@@ -8,9 +8,9 @@ import time
 from dataclasses import dataclass
 
 from tournaments.arena.ladder import LADDER
+from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.registry import parse_spec
-from tournaments.standings import BotStanding, Standings, read_standings
-from tournaments.store import EntrantState, RatingPoint, Store
+from tournaments.stats.standings import BotStanding, Standings, read_standings
 
 __all__ = ["Board", "BoardRow", "compute_board", "new_points"]
 
@@ -59,7 +59,7 @@ class Board:
         return next((row for row in self.rows if row.ident == ident), None)
 
 
-def compute_board(store: Store) -> Board:
+def compute_board(store: ArenaStore) -> Board:
     """The leaderboard as the store has it now (the standings' fit included: seconds on a
     hundred thousand results; run it in a thread)."""
     at = time.time()

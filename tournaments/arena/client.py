@@ -18,12 +18,13 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from protocol.bounded import JsonObject
 from protocol.manifest import ManifestError, load_manifest
 from referee.local import bot_files
 from tournaments.arena.intake import MAX_UPLOAD_BYTES
-from tournaments.packing import pack_bot
+from tournaments.executors.packing import pack_bot
 
 __all__ = ["TOKEN_ENV", "ArenaClientError", "ArenaVerdict", "find_token", "submit_to_arena"]
 
@@ -50,7 +51,7 @@ class ArenaVerdict:
     """``queued``, ``checking``, ``accepted`` or ``rejected``."""
     bot: str | None
     message: str
-    checklist: dict[str, Any] | None
+    checklist: JsonObject | None
     """The conformance checklist (``CheckReport.to_dict()``), when the kit ran."""
 
     @property
@@ -204,7 +205,7 @@ def _base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-def _verdict(submission_id: str, answer: dict[str, Any]) -> ArenaVerdict:
+def _verdict(submission_id: str, answer: JsonObject) -> ArenaVerdict:
     checklist = answer.get("checklist")
     bot = answer.get("bot")
     return ArenaVerdict(
@@ -218,7 +219,7 @@ def _verdict(submission_id: str, answer: dict[str, Any]) -> ArenaVerdict:
 
 def _request(
     url: str, token: str, *, data: bytes | None = None, content_type: str = ""
-) -> dict[str, Any]:
+) -> JsonObject:
     """One API request; its JSON answer.
 
     Raises:

@@ -35,8 +35,8 @@ import trio
 
 from protocol.manifest import MANIFEST, MAX_FILES, MAX_FOLDER_BYTES, MIB, ManifestError
 from protocol.manifest import load_manifest as _load_manifest
+from tournaments.arena.store import EntrantState, Submission, SubmissionState
 from tournaments.registry import Checker, RegistryError, submit
-from tournaments.store import EntrantState, Submission, SubmissionState
 
 if TYPE_CHECKING:
     from tournaments.arena.service import ArenaService

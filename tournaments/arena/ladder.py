@@ -40,12 +40,13 @@ import trio
 
 from referee.control import FaultPolicy, TimeControl
 from referee.rules import RuleParams
+from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.executors import Executor
-from tournaments.inference import score_from_elo
 from tournaments.league import LeagueConfig, StoredLeague, derive_seed, match_id
 from tournaments.registry import Arena
 from tournaments.runner import LeagueRunner, Listener, pairs_in_order
-from tournaments.store import EntrantState, MatchRow, MatchState, Store
+from tournaments.stats.inference import score_from_elo
+from tournaments.store import MatchRow, MatchState
 
 __all__ = [
     "EXPLORE_SHARE",
@@ -253,7 +254,7 @@ def ladder_config(
     )
 
 
-def own_faults(store: Store, ident: str, count: int = SUSPEND_AFTER) -> list[str] | None:
+def own_faults(store: ArenaStore, ident: str, count: int = SUSPEND_AFTER) -> list[str] | None:
     """The kinds of this bot's own faults in each of its last ``count`` played series, one kind
     per series (its first fault there); ``None`` if one of them had none or it has played fewer
     than ``count``."""
@@ -277,10 +278,13 @@ PairListener = Callable[[list[MatchRow]], None]
 class Ladder(LeagueRunner):
     """Plays the ladder until cancelled: every slot busy with a duplicate pair."""
 
+    store: ArenaStore
+    """The league runner's store, with the arena's tables (the entrants it pairs)."""
+
     def __init__(
         self,
         arena: Arena,
-        store: Store,
+        store: ArenaStore,
         jobs: int,
         *,
         executor: Executor | None = None,

@@ -25,7 +25,7 @@ _ENCODE: Final = json.JSONEncoder(separators=(",", ":")).encode
 _MARK: Final = '"evidence"'
 
 
-def _hide(fault: Any, visible: Collection[int]) -> None:
+def _hide(fault: Any, visible: Collection[int]) -> None:  # type: ignore[explicit-any]  # a fault as decoded JSON, of any shape
     if isinstance(fault, dict) and fault.get("seat") not in visible and fault.get("evidence"):
         fault["evidence"] = {}
 

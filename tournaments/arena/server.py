@@ -59,7 +59,7 @@ async def serve(
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, stop)
         await nursery.start(service.run)
-        app = cast(Any, create_app(service))  # Starlette's ASGI types are not Hypercorn's
+        app = cast(Any, create_app(service))  # type: ignore[explicit-any]  # Starlette's ASGI types are not Hypercorn's
         if behind_proxy:
             app = ProxyFixMiddleware(app, mode="legacy", trusted_hops=1)
         async with trio.open_nursery() as web:

@@ -23,10 +23,11 @@ import trio
 from referee.control import TimeControl
 from tournaments.arena.board import Board, compute_board, new_points
 from tournaments.arena.ladder import UNKNOWN_WIDTH, Known, Ladder
+from tournaments.arena.store import ArenaStore, Entrant, EntrantState
 from tournaments.executors import Executor
 from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
-from tournaments.store import BotRow, Entrant, EntrantState, MatchRow, Store
+from tournaments.store import BotRow, MatchRow
 
 __all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch"]
 
@@ -122,7 +123,7 @@ class ArenaService:
     def __init__(
         self,
         arena: Arena,
-        store: Store,
+        store: ArenaStore,
         *,
         jobs: int = 2,
         executor: Executor | None = None,
@@ -192,11 +193,11 @@ class ArenaService:
             self.ladder_error = f"the ladder stopped: {error}"
             self.events.publish("stopped", {"why": self.ladder_error})
 
-    def reader(self) -> Store:
+    def reader(self) -> ArenaStore:
         """This thread's own connection to the store (for reads off the trio thread)."""
-        store: Store | None = getattr(self._local, "store", None)
+        store: ArenaStore | None = getattr(self._local, "store", None)
         if store is None:
-            store = Store(self.arena.store_path)
+            store = ArenaStore(self.arena.store_path)
             self._local.store = store
         return store
 

@@ -20,6 +20,7 @@ from rich.console import Console
 from referee.bot_text import shown
 from referee.conformance import CheckReport, check_bot
 from tournaments.arena.accounts import AccountError, add_author, issue_token, revoke, token_digest
+from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.cli.common import (
     Strict,
     arena_app,
@@ -38,7 +39,7 @@ from tournaments.cli.league import ExecutorKind, _executor, check_scheduler
 from tournaments.executors import ExecutorError
 from tournaments.registry import RegistryError, resolve
 from tournaments.runner import LeagueBusy
-from tournaments.store import EntrantState, MatchRow, ResultRow, Store, StoreDamaged
+from tournaments.store import MatchRow, ResultRow, StoreDamaged
 
 if TYPE_CHECKING:
     from tournaments.arena.ladder import Ladder
@@ -156,7 +157,7 @@ def pair_line(number: int, legs: Sequence[MatchRow], results: Sequence[ResultRow
     return line
 
 
-def announce_pairs(ladder: Ladder, store: Store, out: Console) -> None:
+def announce_pairs(ladder: Ladder, store: ArenaStore, out: Console) -> None:
     """Print a line (:func:`pair_line`) to ``out`` for each pair the ladder finishes, after what
     the ladder already does then. A result the store cannot read counts as missing; a line that
     cannot be written (a closed terminal) is dropped: the ladder plays on either way."""
@@ -293,7 +294,7 @@ def author_token(name: Annotated[str, typer.Argument(help="The author's name.")]
     _print_token(issue_token, name, f"a new token for {said(name)}")
 
 
-def _print_token(make: Callable[[Store, str], str], name: str, what: str) -> None:
+def _print_token(make: Callable[[ArenaStore, str], str], name: str, what: str) -> None:
     """Make a token and print it on standard output alone (what it is goes to standard error,
     so that ``gin arena author add NAME > token`` keeps just the token)."""
     _, store = open_arena()

@@ -14,6 +14,7 @@ import typer
 from protocol.template import create_bot_folder
 from referee.conformance import CheckReport, NoBotFolder, check_bot, require_folder
 from tournaments.arena.client import ArenaClientError, ArenaVerdict, find_token, submit_to_arena
+from tournaments.arena.store import EntrantState
 from tournaments.cli import render
 from tournaments.cli.common import (
     AsJson,
@@ -29,7 +30,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
-from tournaments.store import EntrantState, MatchState, Store
+from tournaments.store import MatchState, Store
 
 __all__: list[str] = []
 

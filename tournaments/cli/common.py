@@ -16,8 +16,9 @@ from rich.table import Table
 from referee.bot_text import shown
 from referee.control import SANE_MS, TimeControl, duration_ms
 from referee.sandbox import CpuPlacement, Sandbox, SandboxUnavailable, pin_cpus
+from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena
-from tournaments.store import Store, StoreUnusable
+from tournaments.store import StoreUnusable
 
 __all__ = [
     "AsJson",
@@ -54,7 +55,7 @@ E = TypeVar("E", bound=enum.StrEnum)
 HELP_OPTIONS: Final = {"help_option_names": ["-h", "--help"]}
 
 
-def _group(help_text: str, **options: Any) -> typer.Typer:
+def _group(help_text: str, **options: Any) -> typer.Typer:  # type: ignore[explicit-any]  # typer's options
     """A command group: ``-h`` as well as ``--help``, and, called alone, its help (exit 0)."""
     group = typer.Typer(
         help=help_text,
@@ -260,10 +261,11 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def open_arena() -> tuple[Arena, Store]:
-    """The arena of ``GIN_HOME`` and its store; exit 2 when they cannot be used."""
+def open_arena() -> tuple[Arena, ArenaStore]:
+    """The arena of ``GIN_HOME`` and its store (with the hosted arena's tables: a home serves
+    leagues and the arena alike); exit 2 when they cannot be used."""
     arena = Arena.default()
     try:
-        return arena, arena.open_store()
+        return arena, ArenaStore(arena.store_path)
     except StoreUnusable as error:
         raise fail(str(error)) from None

@@ -37,7 +37,7 @@ class _PipeEnd:
             _end_by_sigpipe()
             raise
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # type: ignore[explicit-any]  # the wrapped stream's attributes
         return getattr(self._stream, name)
 
 

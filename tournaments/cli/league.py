@@ -44,7 +44,7 @@ from tournaments.league import (
 from tournaments.registry import Arena
 from tournaments.restat import restat
 from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
-from tournaments.standings import read_standings
+from tournaments.stats.standings import read_standings
 from tournaments.store import MatchState, Store, StoreDamaged
 
 __all__ = ["ExecutorKind", "check_scheduler"]

@@ -33,6 +33,7 @@ from tournaments.cli.common import (
     open_sandbox,
     said,
 )
+from tournaments.cli.demo import SAMPLES
 from tournaments.league import LeagueConfig, LeagueError, create_league, load_league
 from tournaments.registry import Arena, RegistryError, resolve, submit
 from tournaments.store import Store
@@ -49,6 +50,13 @@ def league_file(arena: Arena, name: str) -> Path:
     return arena.home / LEAGUES_DIR / f"{name}.toml"
 
 
+def sample_folder(name: str) -> Path | None:
+    """The folder of the sample bot ``name`` (``house``, ``strong``...), if there is one: a bot
+    argument that names no submitted bot and no folder here is that sample bot, submitted."""
+    folder = SAMPLES / name
+    return folder if name.isidentifier() and (folder / "bot.toml").is_file() else None
+
+
 def _is_path(given: str) -> bool:
     """Whether a bot argument can only be a folder: a name never holds a ``/``."""
     return "/" in given or os.sep in given or given in (".", "..") or given.startswith("~")
@@ -57,8 +65,9 @@ def _is_path(given: str) -> bool:
 @dataclass
 class BotArguments:
     """Turns bot arguments into submitted bots: a name stays a name; a folder (an argument with a
-    ``/``, or a word that names no submitted bot but a folder) is submitted as ``gin bot
-    submit`` submits it, conformance check included, and said in one line. The sandbox is
+    ``/``, or a word that names no submitted bot but a folder, or else a sample bot of
+    ``sample_bots/``, such as ``house``) is submitted as ``gin bot submit`` submits it,
+    conformance check included, and said in one line. The sandbox is
     opened once, when first needed; with ``to_stderr`` its warnings go to standard error."""
 
     arena: Arena
@@ -84,13 +93,15 @@ class BotArguments:
             typer.Exit: neither a submitted bot nor a folder, or the folder cannot be submitted
                 (a one-line error; a failed check prints its checklist first).
         """
+        folder = Path(given).expanduser()
         if not _is_path(given):
             try:
                 return resolve(self.store, given).ident
             except RegistryError:
-                if not Path(given).is_dir():
+                if not folder.is_dir():
+                    folder = sample_folder(given) or folder  # a sample bot by its name
+                if not folder.is_dir():
                     raise fail(self._neither(given)) from None
-        folder = Path(given).expanduser()
         if not folder.is_dir():
             raise fail(self._neither(given))
         return self._submit(given, folder)

@@ -22,7 +22,7 @@ from referee.replay import FaultRecord, HandEndRecord, Header, ResultRecord, rea
 from referee.rules import HandEnd
 from tournaments.cli.render import END_WORDS, bot_text, rating_cells
 from tournaments.runner import Progress
-from tournaments.standings import Standings
+from tournaments.stats.standings import Standings
 from tournaments.store import StoreDamaged
 
 __all__ = ["LeagueView", "MatchView", "PlainProgress"]

@@ -39,9 +39,9 @@ from tournaments.headtohead import (
 from tournaments.league import MAX_LEAGUE_MATCHES, LeagueConfig, LeagueError
 from tournaments.registry import Arena
 from tournaments.runner import LeagueBusy, PairTally, Progress
-from tournaments.sprt import SprtSettings, SprtStatus, status
+from tournaments.stats.sprt import SprtSettings, SprtStatus, status
 from tournaments.store import Store, StoreDamaged
-from tournaments.words import counts_text, elo_text, verdict_text
+from tournaments.views.words import counts_text, elo_text, verdict_text
 
 __all__ = ["MatchTestView", "match", "summary_line"]
 
@@ -157,7 +157,7 @@ def estimate_line(report: MatchReport) -> str:
 def llr_text(test: SprtStatus) -> str:
     """The LLR, its % of the bound it heads for, and the bounds: the live view's and the lines'.
 
-    >>> from tournaments.sprt import SprtSettings, status
+    >>> from tournaments.stats.sprt import SprtSettings, status
     >>> llr_text(status((0, 0, 0, 0, 0), SprtSettings(0.0, 20.0)))
     'LLR +0.00 (0.0%) [-2.94, +2.94]'
     """

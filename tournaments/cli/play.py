@@ -30,7 +30,6 @@ from referee.rules import (
     play_series,
 )
 from referee.sandbox import Sandbox
-from tournaments.bot_seeds import play_bot_seeds
 from tournaments.cli import render
 from tournaments.cli.common import (
     MoveTime,
@@ -47,6 +46,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.cli.live import MatchView
+from tournaments.formats.seeds import play_bot_seeds
 from tournaments.league import play_match_id, play_seed
 
 __all__: list[str] = []

@@ -22,10 +22,10 @@ from referee.conformance import CheckReport, Verdict
 from referee.faults import Fault
 from referee.replay import Showdown
 from referee.rules import Card, CardSet, HandRecord, SeriesResult
-from tournaments.standings import BotStanding, Pairwise, Standings
+from tournaments.stats.standings import BotStanding, Pairwise, Standings
 from tournaments.store import BotRow
-from tournaments.words import END_WORDS as END_WORDS  # noqa: PLC0414 - re-exported
-from tournaments.words import drawn_text, scores_text, series_verdict
+from tournaments.views.words import END_WORDS as END_WORDS  # noqa: PLC0414 - re-exported
+from tournaments.views.words import drawn_text, scores_text, series_verdict
 
 __all__ = [
     "END_WORDS",

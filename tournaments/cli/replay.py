@@ -32,8 +32,8 @@ from referee.replay import (
 from tournaments.cli.common import fail, open_arena, said
 from tournaments.cli.replay_view import SPEEDS, Player, TerminalKeys, play, print_transcript
 from tournaments.registry import Arena
-from tournaments.replay_html import replay_html
 from tournaments.store import StoreDamaged
+from tournaments.views.replay_html import replay_html
 
 __all__ = ["replay"]
 

@@ -16,7 +16,7 @@ import tty
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Protocol
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -37,7 +37,7 @@ from referee.replay import (
 )
 from referee.rules import Card, min_deadwood
 from tournaments.cli.render import cards_text, showdown_text
-from tournaments.words import series_lines, step_text
+from tournaments.views.words import series_lines, step_text
 
 __all__ = [
     "SPEEDS",
@@ -458,7 +458,7 @@ class TerminalKeys:
 
     def __init__(self, fd: int | None = None) -> None:
         self.fd = sys.stdin.fileno() if fd is None else fd
-        self.saved: list[Any] | None = None
+        self.saved: list[int | list[bytes | int]] | None = None
         self.pending: list[str] = []
 
     def __enter__(self) -> TerminalKeys:

@@ -1,7 +1,8 @@
 """Where a league's matches are played: the :class:`Executor` protocol the runner drives. One
 module per executor: :mod:`.local` (warm worker processes on this machine), :mod:`.cluster` (a
 Dask cluster, whose workers keep warm match processes too: :mod:`.cluster_task`), :mod:`.fake`
-(scripted, for tests of the runner). What a worker says is :class:`tournaments.worker.WorkerLine`.
+(scripted, for tests of the runner). What a worker says is
+:class:`tournaments.executors.worker.WorkerLine`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Protocol
 import trio
 
 from referee.sandbox import sweep_jails
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 
 __all__ = ["Executor", "ExecutorError", "sweep_here"]
 
@@ -48,7 +49,7 @@ class Executor(Protocol):
     async def play(
         self, job: MatchJob, *, sent: Callable[[], None] | None = None
     ) -> MatchOutcome | WorkerFailure:
-        """Play a job (see ``tournaments.worker``); its outcome (the log written at
+        """Play a job (see ``tournaments.executors.worker``); its outcome (the log written at
         ``job.log``), or what went wrong when no result came back. ``sent`` is called once the
         job is with whatever plays it (jobs sent one after another reach it in that order).
 

@@ -7,8 +7,8 @@ Each match is one Dask task, ``play_on_worker``, which carries the two bots' cod
 deterministic tar, made once per bot) and their registry hashes. On the worker the code is
 unpacked into a cache keyed by that hash, and enters it only if the unpacked folder hashes the
 same; the match process hashes it again before it plays. The match runs exactly as with the
-local runner: ``python -m tournaments.worker`` in a process of its own, with the sandbox. The
-task sends the match's outcome and its log back, and the coordinator writes both into its own
+local runner: ``python -m tournaments.executors.worker`` in a process of its own, with the sandbox.
+The task sends the match's outcome and its log back, and the coordinator writes both into its own
 store and log folder. Before a league the coordinator checks every worker: the same arena code
 as its own, and which sandbox layers work there.
 
@@ -51,6 +51,7 @@ from typing import Any
 import trio
 from distributed import Client, Event, Future
 
+from protocol.bounded import JsonObject
 from referee.matchlog import stderr_path
 from tournaments.executors import sweep_here
 from tournaments.executors.cluster_task import (
@@ -65,8 +66,8 @@ from tournaments.executors.cluster_task import (
     retire_idle,
     worker_probe,
 )
-from tournaments.packing import BotCodeMismatchError, Bundle, bundle_bot
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.executors.packing import BotCodeMismatchError, Bundle, bundle_bot
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 
 __all__ = ["ClusterError", "DaskExecutor", "MatchTimings", "ProbeReport", "WorkerProbe"]
 
@@ -103,7 +104,7 @@ class WorkerProbe:
     """Why each other layer does not."""
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkerProbe:
+    def from_dict(cls, data: JsonObject) -> WorkerProbe:
         """Read :func:`worker_probe`'s answer.
 
         Raises:
@@ -141,7 +142,7 @@ class DaskExecutor:
         self.timings: list[MatchTimings] = []
         self._bots: dict[str, Bundle] = {}
         self._loading = trio.Lock()  # matches starting together load a bot once, not each
-        self._futures: set[Future[Any]] = set()
+        self._futures: set[Future[Any]] = set()  # type: ignore[explicit-any]  # Dask's futures are untyped
         self._submitted = 0
         self.slots = self._capacity()
 
@@ -228,7 +229,7 @@ class DaskExecutor:
         key = f"gin-match-{job.match_id}-{self.token}-{self._submitted}"
         began = time.monotonic()
         try:
-            future: Future[Any] = await trio.to_thread.run_sync(
+            future: Future[Any] = await trio.to_thread.run_sync(  # type: ignore[explicit-any]  # Dask's futures are untyped
                 lambda: self.client.submit(
                     play_on_worker,
                     remote,
@@ -329,7 +330,7 @@ class DaskExecutor:
         self._futures.clear()
 
 
-def _release(future: Future[Any]) -> None:
+def _release(future: Future[Any]) -> None:  # type: ignore[explicit-any]  # Dask's futures are untyped
     """Let the scheduler forget a finished task's result (we hold it now)."""
     try:
         future.release()
@@ -338,12 +339,12 @@ def _release(future: Future[Any]) -> None:
         logger.debug("releasing %s: %r", future.key, error)
 
 
-async def _completion(future: Future[Any]) -> None:
+async def _completion(future: Future[Any]) -> None:  # type: ignore[explicit-any]  # Dask's futures are untyped
     """Wait, without a thread, until ``future`` is done (or cancelled, or erred)."""
     done = trio.Event()
     token = trio.lowlevel.current_trio_token()
 
-    def wake(_future: Future[Any]) -> None:
+    def wake(_future: Future[Any]) -> None:  # type: ignore[explicit-any]  # Dask's futures are untyped
         with contextlib.suppress(trio.RunFinishedError):
             token.run_sync_soon(done.set)
 
@@ -359,7 +360,7 @@ def _probe(client: Client, address: str, strict: bool) -> ProbeReport:
             f"no worker joined the scheduler at {address} within {CONNECT_TIMEOUT_S:.0f} s"
         ) from None
     try:
-        answers: dict[str, dict[str, Any]] = client.run(worker_probe)
+        answers: dict[str, JsonObject] = client.run(worker_probe)
         workers = {address_: WorkerProbe.from_dict(probe) for address_, probe in answers.items()}
     except Exception as error:
         raise ClusterError(

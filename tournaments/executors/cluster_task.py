@@ -1,11 +1,11 @@
 """The Dask task of a league's match, on a cluster's worker: the worker's side of
 :mod:`tournaments.executors.cluster` (whose notes say what can go wrong, and what happens).
 
-``play_on_worker`` unpacks the bots' code (:mod:`tournaments.packing`) into this machine's cache,
-runs ``python -m tournaments.worker`` in a match folder of its own, stops it when the coordinator
-asks or is gone, and sends the outcome and the log back. Each worker sweeps what killed matches
-left on its machine when it starts (``SweepOnStart``, or ``--preload``) and after a match process
-that died hard.
+``play_on_worker`` unpacks the bots' code (:mod:`tournaments.executors.packing`) into this machine's
+cache, runs ``python -m tournaments.executors.worker`` in a match folder of its own, stops it when
+the coordinator asks or is gone, and sends the outcome and the log back. Each worker sweeps what
+killed matches left on its machine when it starts (``SweepOnStart``, or ``--preload``) and after a
+match process that died hard.
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from distributed import Event, Worker, WorkerPlugin, get_worker
 
 import protocol
 import referee
-import tournaments
+from protocol.bounded import JsonObject
 from referee.matchlog import stderr_path
 from referee.sandbox import (
     SandboxUnavailable,
@@ -48,9 +48,9 @@ from referee.sandbox import (
     sweep_jails,
 )
 from tournaments.executors import ExecutorError
-from tournaments.packing import unpack_bot
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
-from tournaments.worker import WorkerLine
+from tournaments.executors.packing import unpack_bot
+from tournaments.executors.worker import WorkerLine
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -150,7 +150,13 @@ def match_slug(match_id: str) -> str:
 
 def _match_argv() -> list[str]:
     setpriv = shutil.which("setpriv")
-    program = [sys.executable, "-m", "tournaments.worker", "--idle-exit", str(IDLE_EXIT_S)]
+    program = [
+        sys.executable,
+        "-m",
+        "tournaments.executors.worker",
+        "--idle-exit",
+        str(IDLE_EXIT_S),
+    ]
     return [setpriv, "--pdeathsig", "TERM", "--", *program] if setpriv else program
 
 
@@ -159,8 +165,8 @@ class _WorkerGone(Exception):  # noqa: N818 - named for what is so
 
 
 class MatchProcess:
-    """A warm ``python -m tournaments.worker`` of this Dask worker: it plays one task's match
-    at a time, and match after match, so a task does not pay for Python's start and the
+    """A warm ``python -m tournaments.executors.worker`` of this Dask worker: it plays one task's
+    match at a time, and match after match, so a task does not pay for Python's start and the
     referee's imports. Its stdout lines are read by a thread into a queue."""
 
     def __init__(self) -> None:
@@ -459,15 +465,19 @@ def arena_code() -> str:
     package): a cluster whose workers run other code than the coordinator is refused, since
     its results would not be those of this version."""
     digest = hashlib.sha256()
-    for package in (referee, protocol, tournaments):
-        root = Path(package.__file__ or "").parent
+    league_code = Path(__file__).resolve().parent.parent  # tournaments/, without importing it
+    for root in (
+        Path(referee.__file__ or "").parent,
+        Path(protocol.__file__ or "").parent,
+        league_code,
+    ):
         for path in sorted(root.rglob("*.py")):
             digest.update(path.relative_to(root.parent).as_posix().encode() + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def worker_probe() -> dict[str, Any]:
+def worker_probe() -> JsonObject:
     """What the coordinator checks of each worker before it sends matches (plain data, read by
     :meth:`WorkerProbe.from_dict`: a worker of another version still answers readably)."""
     layers = detect_layers()

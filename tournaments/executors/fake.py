@@ -18,8 +18,8 @@ import trio
 
 from referee.match import MatchEnd, SeatStats
 from tournaments.executors import ExecutorError
-from tournaments.records import MatchJob, MatchOutcome, MatchSummary, WorkerFailure
-from tournaments.stats import HandStats
+from tournaments.formats.hands import HandStats
+from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary, WorkerFailure
 
 __all__ = ["Attempt", "FakeExecutor", "played"]
 

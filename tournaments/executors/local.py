@@ -1,4 +1,5 @@
-"""The local executor: warm worker processes (``python -m tournaments.worker``) on this machine.
+"""The local executor: warm worker processes (``python -m tournaments.executors.worker``) on this
+machine.
 
 A pool of ``slots`` long-lived workers plays match after match, so no match pays for starting
 Python and importing the referee; each match still gets fresh jails and fresh bots. A match's
@@ -24,8 +25,8 @@ from typing import IO, Final
 import trio
 
 from tournaments.executors import sweep_here
-from tournaments.records import MatchJob, MatchOutcome, WorkerFailure
-from tournaments.worker import WorkerLine
+from tournaments.executors.worker import WorkerLine
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 
 __all__ = ["LocalExecutor", "WarmWorker"]
 
@@ -40,7 +41,7 @@ RECYCLE_AFTER: Final = 200
 """Matches a worker plays before it retires for a fresh one."""
 MAX_LINE: Final = 1 << 22
 """The longest line read from a worker (an outcome is a few kilobytes)."""
-WORKER_COMMAND: Final = (sys.executable, "-m", "tournaments.worker")
+WORKER_COMMAND: Final = (sys.executable, "-m", "tournaments.executors.worker")
 
 
 LineWatcher = Callable[["WarmWorker", WorkerLine], None]
@@ -228,7 +229,8 @@ class WarmWorker:
 
 
 class LocalExecutor:
-    """Matches in a pool of warm ``python -m tournaments.worker`` processes on this machine.
+    """Matches in a pool of warm ``python -m tournaments.executors.worker`` processes on this
+    machine.
 
     ``prefetch`` (by default: unless there are more workers than CPUs) lets each worker hold a
     second match whose bots start while its current match plays: the runner is offered twice

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from protocol.bounded import JsonObject
 from tournaments.arena import intake as intake_module
 from tournaments.arena.board import Board, BoardRow
 from tournaments.arena.service import ArenaRefusal
@@ -117,7 +117,7 @@ def leaderboard_api(request: Request) -> Response:
     return Response(kept[1], media_type="application/json")
 
 
-def _board_json(board: Board) -> dict[str, Any]:
+def _board_json(board: Board) -> JsonObject:
     return {
         "at": board.at,
         "series": board.series,
@@ -126,7 +126,7 @@ def _board_json(board: Board) -> dict[str, Any]:
     }
 
 
-def _row_json(row: BoardRow) -> dict[str, Any]:
+def _row_json(row: BoardRow) -> JsonObject:
     data = asdict(row)
     data["state"] = row.state.value
     return data

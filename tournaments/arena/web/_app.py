@@ -114,7 +114,7 @@ async def _server_error(request: Request, error: Exception) -> Response:
     return response
 
 
-_HANDLERS: Final[dict[Any, Callable[[Request, Exception], Awaitable[Response]]]] = {
+_HANDLERS: Final[dict[Any, Callable[[Request, Exception], Awaitable[Response]]]] = {  # type: ignore[explicit-any]  # Starlette's handler keys (status codes and exception classes)
     Refused: _refused,
     HTTPException: _http_error,
     Exception: _server_error,

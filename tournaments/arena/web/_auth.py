@@ -26,8 +26,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tournaments.arena.accounts import author_of, token_digest
+from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._errors import Refused
-from tournaments.store import Store
 
 __all__ = [
     "API_PER_MINUTE",
@@ -185,7 +185,7 @@ class Csrf:
             raise Refused(403, "refused: the form's CSRF token is missing or wrong")
 
 
-def open_session(store: Store, author: str, token: str) -> str:
+def open_session(store: ArenaStore, author: str, token: str) -> str:
     """A new session of an author logged in with a token: its id (the cookie's value, never
     stored; the store keeps its digest and the token's)."""
     session = secrets.token_urlsafe(32)
@@ -193,7 +193,7 @@ def open_session(store: Store, author: str, token: str) -> str:
     return session
 
 
-def viewer_of(request: Request, store: Store) -> Viewer:
+def viewer_of(request: Request, store: ArenaStore) -> Viewer:
     """The logged-in author of a request (none: no session, an unknown, ended or expired one, or
     its token revoked since)."""
     session = request.cookies.get(SESSION_COOKIE, "")
@@ -232,7 +232,7 @@ def bearer(request: Request) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def api_author(request: Request, store: Store, buckets: Buckets) -> str:
+def api_author(request: Request, store: ArenaStore, buckets: Buckets) -> str:
     """The author of an API request's token, once the request is counted against its rate
     limit: the token's when it is a live one, else the client address's (so that guessing tokens
     is limited too).

@@ -33,7 +33,7 @@ PING_S: Final = 15.0
 class HeldStream(StreamingResponse):
     """A streaming response that calls ``release`` once it ends, however it ends."""
 
-    def __init__(
+    def __init__(  # type: ignore[explicit-any]  # Starlette's response options
         self, content: AsyncIterator[bytes], release: Callable[[], None], **options: Any
     ) -> None:
         super().__init__(content, **options)

@@ -14,13 +14,14 @@ from starlette.responses import HTMLResponse, Response
 
 from referee.faults import Fault
 from tournaments.arena.ladder import LADDER
+from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._hardening import REPLAY_CSP
 from tournaments.arena.web._plot import rating_plot
 from tournaments.arena.web._state import stderr_text, web_of
 from tournaments.registry import parse_spec
-from tournaments.store import MatchRow, MatchState, Store
+from tournaments.store import MatchRow, MatchState
 
 __all__ = ["RECENT_MATCHES", "STDERR_SHOWN", "bot_page", "leaderboard", "match_page", "replay_page"]
 
@@ -84,7 +85,7 @@ def bot_page(request: Request) -> Response:
     )
 
 
-def _faults_of(store: Store, matches: list[MatchRow], ident: str) -> list[tuple[str, Fault]]:
+def _faults_of(store: ArenaStore, matches: list[MatchRow], ident: str) -> list[tuple[str, Fault]]:
     """The faults a bot made in the finished ones of ``matches``, with the match of each."""
     faults: list[tuple[str, Fault]] = []
     for match in matches:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
+from protocol.bounded import JsonObject
+from tournaments.arena.store import RatingPoint
 from tournaments.arena.web._filters import when
-from tournaments.store import RatingPoint
 
 __all__ = ["rating_plot"]
 
@@ -47,7 +48,7 @@ def _axes(points: list[RatingPoint], lows: list[float], highs: list[float]) -> _
     return _Axes(start, max(end - start, 1e-9), floor, ceiling)
 
 
-def rating_plot(points: list[RatingPoint]) -> dict[str, Any] | None:
+def rating_plot(points: list[RatingPoint]) -> JsonObject | None:
     """The rating-over-time plot's shapes (SVG coordinates), ``None`` without two points."""
     if len(points) < 2:
         return None

@@ -18,6 +18,7 @@ from referee.matchlog import stderr_path
 from tournaments.arena.board import Board
 from tournaments.arena.privacy import redacted_replay
 from tournaments.arena.service import ArenaService
+from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import (
     API_PER_MINUTE,
     LOGINS_PER_MINUTE,
@@ -30,9 +31,9 @@ from tournaments.arena.web._auth import (
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import bot_text, num, url_path, when
 from tournaments.registry import parse_spec
-from tournaments.replay_html import replay_html
-from tournaments.standings import Pairwise
-from tournaments.store import ResultRow, Store
+from tournaments.stats.standings import Pairwise
+from tournaments.store import ResultRow
+from tournaments.views.replay_html import replay_html
 
 __all__ = ["REPLAY_CACHE", "Web", "owned_seats", "stderr_text", "web_of"]
 
@@ -76,7 +77,7 @@ class Web:
         self._replays: OrderedDict[tuple[str, int | None, tuple[int, ...]], str] = OrderedDict()
         self._replay_lock = threading.Lock()
 
-    def page(self, name: str, viewer: Viewer, status: int = 200, **context: Any) -> HTMLResponse:
+    def page(self, name: str, viewer: Viewer, status: int = 200, **context: Any) -> HTMLResponse:  # type: ignore[explicit-any]  # a template's context
         """A rendered page (autoescaped)."""
         template = self.env.get_template(name)
         html = template.render(
@@ -97,7 +98,7 @@ class Web:
             self._pairwise = (board, lines)
         return lines.get(ident, [])
 
-    def replay(self, store: Store, match_id: str, seat: int | None, author: str | None) -> str:
+    def replay(self, store: ArenaStore, match_id: str, seat: int | None, author: str | None) -> str:
         """A finished match's replay page for a viewer, the fault evidence of the seats that
         ``author`` does not own emptied (cached: a log never changes once its result is
         recorded).
@@ -128,7 +129,7 @@ def web_of(request: Request) -> Web:
     return web
 
 
-def owned_seats(store: Store, seats: tuple[str, str], author: str | None) -> tuple[int, ...]:
+def owned_seats(store: ArenaStore, seats: tuple[str, str], author: str | None) -> tuple[int, ...]:
     """The seats whose bot ``author`` owns (whose fault evidence they may read)."""
     if author is None:
         return ()

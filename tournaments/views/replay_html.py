@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
-from typing import Any
 
+from protocol.bounded import JsonObject
 from referee.bot_text import shown
 from referee.replay import (
     VIEWERS,
@@ -27,19 +27,19 @@ from referee.replay import (
     viewer_name,
 )
 from referee.rules import Card, CardSet, min_deadwood
-from tournaments.words import drawn_text, scores_text, series_lines, step_text
+from tournaments.views.words import drawn_text, scores_text, series_lines, step_text
 
 __all__ = ["replay_html"]
 
 
-ASSETS = files("tournaments") / "replay_assets"
+ASSETS = files("tournaments.views") / "replay_assets"
 
 
 def _cards(cards: CardSet | tuple[Card, ...]) -> list[str]:
     return [str(card) for card in cards]
 
 
-def _hand(hand: SeatHand) -> dict[str, Any]:
+def _hand(hand: SeatHand) -> JsonObject:
     deadwood = None
     if hand.cards is not None and len(hand.cards) == 10:
         deadwood = min_deadwood(hand.cards).deadwood
@@ -51,7 +51,7 @@ def _hand(hand: SeatHand) -> dict[str, Any]:
     }
 
 
-def _showdown(showdown: Showdown | None, names: tuple[str, str]) -> dict[str, Any] | None:
+def _showdown(showdown: Showdown | None, names: tuple[str, str]) -> JsonObject | None:
     if showdown is None:
         return None
     winner = showdown.winner
@@ -75,7 +75,7 @@ def _showdown(showdown: Showdown | None, names: tuple[str, str]) -> dict[str, An
     }
 
 
-def table_data(table: Table | None, names: tuple[str, str]) -> dict[str, Any] | None:
+def table_data(table: Table | None, names: tuple[str, str]) -> JsonObject | None:
     """One viewer's table as the page's JSON (``names``: the seats', for the showdown's words)."""
     if table is None:
         return None
@@ -93,7 +93,7 @@ def table_data(table: Table | None, names: tuple[str, str]) -> dict[str, Any] | 
     }
 
 
-def _step(step: Step, viewers: tuple[Viewer, ...], names: tuple[str, str]) -> dict[str, Any]:
+def _step(step: Step, viewers: tuple[Viewer, ...], names: tuple[str, str]) -> JsonObject:
     views = []
     for viewer in viewers:
         own = step.ms is not None and (viewer is None or viewer == step.seat)
@@ -107,7 +107,7 @@ def _step(step: Step, viewers: tuple[Viewer, ...], names: tuple[str, str]) -> di
     return {"kind": step.kind.value, "hand": step.hand_number, "line": step.line, "v": views}
 
 
-def page_data(replay: Replay, viewer: Viewer) -> dict[str, Any]:
+def page_data(replay: Replay, viewer: Viewer) -> JsonObject:
     """Everything the page shows: every view for the referee, one seat's view for a seat."""
     viewers: tuple[Viewer, ...] = VIEWERS if viewer is None else (viewer,)
     views = [
@@ -136,7 +136,7 @@ def _series(replay: Replay) -> list[str]:
     return []
 
 
-def _script_json(data: dict[str, Any]) -> str:
+def _script_json(data: JsonObject) -> str:
     """JSON that is safe inside a ``<script>`` element (no ``<`` to close it early or to open
     a comment).
 

@@ -1,8 +1,8 @@
 """A league worker: a long-lived process that plays match after match and reports each as JSON.
 
-``python -m tournaments.worker`` reads :class:`~tournaments.records.MatchJob` s (JSON, one a
-line) on stdin and writes :class:`WorkerLine` s on stdout: for each job its outcome (or why
-there is none) as soon as the match's log is complete, then, once its bots are torn down and
+``python -m tournaments.executors.worker`` reads :class:`~tournaments.formats.records.MatchJob` s
+(JSON, one a line) on stdin and writes :class:`WorkerLine` s on stdout: for each job its outcome (or
+why there is none) as soon as the match's log is complete, then, once its bots are torn down and
 their stderr kept, that it is closed. A match gets a fresh sandbox jail and fresh bot
 processes, unless it continues a sitting (``MatchJob.sitting``): then the bots of the sitting's
 previous series that said they can play on, and are still sound, rest between the two series
@@ -34,8 +34,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from protocol.bounded import JsonObject
 from referee.sandbox import Sandbox, SandboxLimits, harden_referee_process
 
 harden_referee_process()  # before grpc is imported
@@ -46,8 +46,8 @@ from protocol.manifest import load_manifest  # noqa: E402
 from referee.local import play_folders, remote_seat  # noqa: E402
 from referee.match import MatchConfig, MatchEnd, MatchResult  # noqa: E402
 from referee.remote import RemoteSeat  # noqa: E402
-from tournaments.packing import BotCodeMismatchError  # noqa: E402
-from tournaments.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
+from tournaments.executors.packing import BotCodeMismatchError  # noqa: E402
+from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
 
 __all__ = ["Worker", "WorkerLine"]
 
@@ -84,7 +84,7 @@ class WorkerLine:
 
     def to_json(self) -> str:
         """The line as the worker writes it."""
-        data: dict[str, Any] = {"match": self.match_id}
+        data: JsonObject = {"match": self.match_id}
         if self.outcome is not None:
             data["outcome"] = json.loads(self.outcome.to_json())
         if self.interrupted:
@@ -476,7 +476,9 @@ def watch_parent(parent: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve jobs until stdin ends."""
-    parser = argparse.ArgumentParser(prog="python -m tournaments.worker", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m tournaments.executors.worker", description=__doc__
+    )
     parser.add_argument("--idle-exit", type=float, metavar="S", help="end after S s without a job")
     args = parser.parse_args(argv)
     watch_parent(os.getppid())

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
+from protocol.bounded import JsonObject
 from referee.rules import HandEnd
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class HandStats:
         return {field.name: getattr(self, field.name) for field in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> HandStats:
+    def from_dict(cls, data: JsonObject) -> HandStats:
         """Read :meth:`to_dict`'s form; a count it lacks is 0 (summaries stored before this
         record kept only the counts that were not).
 

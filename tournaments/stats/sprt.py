@@ -3,8 +3,8 @@
 The test decides between two hypotheses about the Elo difference of a bot over its opponent:
 H0, that it is ``elo0``, and H1, that it is ``elo1`` (``elo0 < elo1``). Its unit is the duplicate
 pair, seen as one of five outcomes (the bot's series score in the pair: 0, 0.5, 1, 1.5 or 2 of
-two; see ``tournaments.pairs.pentanomial``), so the luck shared by the two legs of a pair is never
-counted as evidence.
+two; see ``tournaments.stats.pairs.pentanomial``), so the luck shared by the two legs of a pair is
+never counted as evidence.
 
 After each pair the test computes the generalized log-likelihood ratio (LLR) of the pairs seen so
 far, and stops as soon as it leaves the interval ``(lower, upper)`` of Wald's bounds: below
@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from protocol.bounded import loads_json
-from tournaments.pairs import Pentanomial
+from tournaments.stats.pairs import Pentanomial
 
 __all__ = [
     "ELO_LIMIT",

@@ -6,10 +6,10 @@ distribution's CDF is the regularized incomplete beta function, evaluated by its
 fraction (Lentz's method); its quantile inverts the CDF by bisection to full double precision.
 ``tests/test_standings_inference.py`` checks both against ``scipy.stats.t`` over a grid.
 
-A *unit* is a duplicate pair, or a lone series where there are no pairs (``tournaments.pairs``):
-its score is the bot's share of the unit's series (draws half), its margin the bot's points minus
-the opponent's over them. The units of one pairing are independent; the two legs of a pair are
-not, which is why the unit, never the series, is what is counted here.
+A *unit* is a duplicate pair, or a lone series where there are no pairs
+(``tournaments.stats.pairs``): its score is the bot's share of the unit's series (draws half), its
+margin the bot's points minus the opponent's over them. The units of one pairing are independent;
+the two legs of a pair are not, which is why the unit, never the series, is what is counted here.
 
 >>> estimate = score_estimate([1.0, 0.75, 0.5, 1.0, 0.75, 0.25])
 >>> round(estimate.mean, 3), round(estimate.los, 4), round(estimate.elo_low), estimate.elo_high

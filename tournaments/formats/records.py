@@ -1,10 +1,10 @@
 """What a league's runner, its executors and its workers hand each other, as frozen records.
 
-The runner makes a :class:`MatchJob`; an executor plays it (a ``python -m tournaments.worker``
-process reads :meth:`MatchJob.to_json` on stdin, here or on a cluster's worker) and gives back a
-:class:`MatchOutcome` (its :class:`MatchSummary`, the part the store keeps) or a
-:class:`WorkerFailure` when no result came back. Each record has one writer and one reader of its
-serialised form, here.
+The runner makes a :class:`MatchJob`; an executor plays it (a ``python -m
+tournaments.executors.worker`` process reads :meth:`MatchJob.to_json` on stdin, here or on a
+cluster's worker) and gives back a :class:`MatchOutcome` (its :class:`MatchSummary`, the part the
+store keeps) or a :class:`WorkerFailure` when no result came back. Each record has one writer and
+one reader of its serialised form, here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from referee.faults import Fault, FaultKind
 from referee.match import MatchEnd, MatchResult, SeatStats
 from referee.rules import RuleParams
 from referee.sandbox import SandboxLimits
-from tournaments.stats import HandStats, hand_stats
+from tournaments.formats.hands import HandStats, hand_stats
 
 __all__ = ["MatchJob", "MatchOutcome", "MatchSummary", "WorkerFailure"]
 
@@ -50,7 +50,7 @@ class MatchJob:
     """The runner's process id: the worker stops its match once that process is gone."""
     limits: SandboxLimits = dataclasses.field(default_factory=SandboxLimits)
     bot_seeds: tuple[int, int] = (0, 0)
-    """Each seat's own seed, sent in its Welcome (``tournaments.bot_seeds``); 0: none given (a
+    """Each seat's own seed, sent in its Welcome (``tournaments.formats.seeds``); 0: none given (a
     job written before bots had seeds)."""
     sitting: str = ""
     """The sitting this series belongs to (``""``: none): a worker may play the series of one

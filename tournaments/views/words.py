@@ -20,8 +20,8 @@ from referee.replay import (
     viewer_index,
 )
 from referee.rules import Action, Card, DrawStock, HandEnd, Knock, TakeUpcard, format_cards
-from tournaments.inference import ScoreEstimate
-from tournaments.sprt import SprtSettings, Verdict
+from tournaments.stats.inference import ScoreEstimate
+from tournaments.stats.sprt import SprtSettings, Verdict
 
 __all__ = [
     "END_WORDS",
@@ -270,7 +270,7 @@ def verdict_text(verdict: Verdict, first: str, second: str, settings: SprtSettin
 def elo_text(estimate: ScoreEstimate | None) -> str:
     """The Elo difference with its 95% interval (a bound when every pair went one way).
 
-    >>> from tournaments.inference import score_estimate
+    >>> from tournaments.stats.inference import score_estimate
     >>> elo_text(score_estimate([1.0, 0.75, 0.5, 1.0, 0.75, 0.25]))
     'Elo +154 [-78, +inf]'
     >>> elo_text(score_estimate([1.0] * 8)), elo_text(score_estimate([0.5, 1.0]))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from tournaments.store import ResultRow, StoreDamaged
+from tournaments.store.rows import ResultRow, StoreDamaged
 
 __all__ = ["PairOutcome", "Pentanomial", "by_pairing", "pair_outcomes", "pentanomial", "units_of"]
 

@@ -1,0 +1,245 @@
+"""Strength of the ``house`` sample bot per search budget, in-process, in duplicate pairs.
+
+    python -m benchmarks.house_strength [--budgets 20,50,100,200] [--rivals strong,greedy]
+        [--pairs N] [--jobs J] [--seed S] [--json FILE]
+    python -m benchmarks.house_strength --sprt [--budgets 100] [--elo0 0 --elo1 50]
+        [--max-pairs 400] [--jobs J]
+
+The first form plays, for every budget (milliseconds of search a decision) and every rival,
+``N`` duplicate pairs (:func:`benchmarks.strength.play_pair`: one series seed, the house bot in
+seat 0 then in seat 1, the same decks) and reports the house bot's score with its Elo difference
+and 95% interval (:func:`tournaments.stats.inference.score_estimate` over pair scores, as
+``gin match`` reports them), the series win rate, the points-per-hand margin and the time per
+decision. Every pair uses the same series seeds for every budget and rival.
+
+The second form is the sequential test of ``gin match house strong`` played in-process (no
+sandbox, no referee, no clock): pairs are played ``J`` at a time until the test
+(:class:`tournaments.stats.sprt.SprtRun`) accepts a hypothesis or ``--max-pairs`` is reached.
+
+The budget is wall-clock time, so a busy machine makes the bot weaker: the figures depend on
+the load, which the report prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.harness import environment, loadavg, pool_map, usable_cpus
+from benchmarks.strength import (
+    POLICIES,
+    MatchupReport,
+    SeriesStats,
+    play_pair,
+    series_seed,
+    summarise,
+)
+from referee.rules import Policy
+from sample_bots.house.strategy import Budget, HousePolicy
+from tournaments.stats.inference import ScoreEstimate, score_estimate
+from tournaments.stats.sprt import SprtRun, SprtSettings, SprtStatus
+
+BUDGETS_MS = (20, 50, 100, 200)
+RIVALS = ("strong", "greedy")
+
+Task = tuple[int, str, int, int]
+"""``(budget in ms, rival, pair index, series seed)``."""
+
+
+def make_house(budget_ms: int, seed: int) -> Policy:
+    """A house policy searching ``budget_ms`` a decision, seeded from the series seed."""
+    return HousePolicy(Budget(seconds=budget_ms / 1000), seed=seed)
+
+
+def run_task(task: Task) -> tuple[Task, tuple[SeriesStats, SeriesStats]]:
+    """Worker entry point: one duplicate pair of house (side A) against the rival."""
+    budget_ms, rival, _, seed = task
+    return task, play_pair(partial(make_house, budget_ms), POLICIES[rival], seed)
+
+
+def pair_score(pair: Sequence[SeriesStats]) -> float:
+    """Side A's share of a pair's series (a series with no winner counts half)."""
+    return sum(1.0 if s.winner == 0 else 0.5 if s.winner is None else 0.0 for s in pair) / 2
+
+
+@dataclass
+class Row:
+    """One budget against one rival."""
+
+    budget_ms: int
+    rival: str
+    estimate: ScoreEstimate
+    report: MatchupReport
+
+
+def play_table(
+    budgets: Sequence[int], rivals: Sequence[str], pairs: int, seed: int, jobs: int
+) -> list[Row]:
+    """Play every budget against every rival; the rows in the order asked."""
+    tasks = [
+        (ms, rival, i, series_seed(seed, i))
+        for ms in budgets
+        for rival in rivals
+        for i in range(pairs)
+    ]
+    played: dict[tuple[int, str], dict[int, tuple[SeriesStats, ...]]] = {}
+    for (ms, rival, index, _), pair in pool_map(run_task, tasks, jobs):
+        played.setdefault((ms, rival), {})[index] = pair
+    rows = []
+    for ms in budgets:
+        for rival in rivals:
+            found = [played[ms, rival][i] for i in range(pairs)]
+            estimate = score_estimate([pair_score(p) for p in found], series=2 * pairs)
+            rows.append(Row(ms, rival, estimate, summarise("house", rival, found)))
+    return rows
+
+
+def elo_cell(estimate: ScoreEstimate) -> str:
+    """``+120 [+60, +190]``, with open ends as ``-inf`` / ``+inf``."""
+    if estimate.los is None:
+        return "n/a (too few pairs)"
+    low, high = estimate.elo_interval
+    centre = "bound" if estimate.elo is None else f"{estimate.elo:+.0f}"
+    return f"{centre} [{low:+.0f}, {high:+.0f}]"
+
+
+def print_table(console: Console, rows: Sequence[Row]) -> None:
+    """One row per budget and rival."""
+    table = Table(title="house against each rival, duplicate pairs", title_justify="left")
+    for name in ("budget", "vs", "pairs", "score", "Elo [95% CI]", "series won (none)"):
+        table.add_column(name, no_wrap=True)
+    for name in ("pts/hand margin", "house ms/decision (cpu)"):
+        table.add_column(name, no_wrap=True, justify="right")
+    for row in rows:
+        r = row.report
+        table.add_row(
+            f"{row.budget_ms} ms",
+            row.rival,
+            str(r.pairs),
+            f"{row.estimate.mean:.3f}",
+            elo_cell(row.estimate),
+            f"{r.series_won[0]} / {r.series_won[1]} ({r.no_winner})",
+            f"{r.margin_per_hand:+.2f} [{r.margin_ci[0]:+.2f}, {r.margin_ci[1]:+.2f}]",
+            f"{r.ms_per_decision[0]:.1f} ({r.cpu_ms_per_decision[0]:.1f})",
+        )
+    console.print(table)
+
+
+# --- the sequential test, in-process -----------------------------------------------------------
+
+
+def sprt_pairs(budget_ms: int, seed: int, cap: int, jobs: int) -> Iterator[tuple[SeriesStats, ...]]:
+    """House against strong, pairs in order of their index, ``jobs`` at a time up to ``cap``."""
+    for start in range(0, cap, jobs):
+        batch = [(budget_ms, "strong", i, series_seed(seed, i)) for i in range(start, start + jobs)]
+        for _, pair in sorted(pool_map(run_task, batch[: cap - start], jobs)):
+            yield pair
+
+
+def run_sprt(
+    budget_ms: int, settings: SprtSettings, *, seed: int, cap: int, jobs: int, status: Console
+) -> tuple[SprtStatus | None, list[float]]:
+    """Play pairs until the test decides (or ``cap`` pairs); the status and the pair scores."""
+    test = SprtRun(settings)
+    scores: list[float] = []
+    now: SprtStatus | None = None
+    for pair in sprt_pairs(budget_ms, seed, cap, jobs):
+        scores.append(pair_score(pair))
+        now = test.add(round(4 * scores[-1]))
+        status.print(
+            f"pair {now.pairs}: score {scores[-1]:.2f}, LLR {now.llr:+.2f} "
+            f"[{now.lower:+.2f}, {now.upper:+.2f}]",
+            highlight=False,
+        )
+        if now.verdict is not None:
+            break
+    return now, scores
+
+
+# --- command line ------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Read the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.house_strength",
+        description="The house bot against strong and greedy, per search budget.",
+    )
+    parser.add_argument(
+        "--budgets", default=",".join(map(str, BUDGETS_MS)), help="ms, comma-separated"
+    )
+    parser.add_argument(
+        "--rivals", default=",".join(RIVALS), help="strong, greedy, patient, random"
+    )
+    parser.add_argument("--pairs", type=int, default=40, help="pairs per budget and rival (40)")
+    parser.add_argument("--jobs", type=int, default=usable_cpus() or 1, help="worker processes")
+    parser.add_argument("--seed", type=int, default=2026, help="base seed (2026)")
+    parser.add_argument("--sprt", action="store_true", help="run the sequential test instead")
+    parser.add_argument("--elo0", type=float, default=0.0)
+    parser.add_argument("--elo1", type=float, default=50.0)
+    parser.add_argument("--max-pairs", type=int, default=400, help="the test's cap (400)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
+    args = parser.parse_args(argv)
+    try:
+        args.budgets = [int(ms) for ms in args.budgets.split(",")]
+    except ValueError:
+        parser.error("--budgets: whole milliseconds, comma-separated")
+    args.rivals = args.rivals.split(",")
+    if any(rival not in POLICIES for rival in args.rivals):
+        parser.error(f"--rivals: each one of {', '.join(POLICIES)}")
+    if min(args.budgets) < 1 or args.pairs < 4 or args.jobs < 1 or args.max_pairs < 1:
+        parser.error("budgets and --jobs at least 1, --pairs at least 4")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Play the table (or the test) and print it."""
+    args = parse_args(argv)
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    status = Console(stderr=True, log_path=False)
+    started = time.perf_counter()
+    result: dict[str, object] = {"environment": environment(), "argv": sys.argv[1:]}
+    if args.sprt:
+        settings = SprtSettings(elo0=args.elo0, elo1=args.elo1)
+        ms = args.budgets[0]
+        now, scores = run_sprt(
+            ms, settings, seed=args.seed, cap=args.max_pairs, jobs=args.jobs, status=status
+        )
+        estimate = score_estimate(scores, series=2 * len(scores))
+        verdict = "undecided" if now is None or now.verdict is None else now.verdict.value
+        console.print(
+            f"house ({ms} ms) vs strong, SPRT elo0={args.elo0:g} elo1={args.elo1:g}: {verdict} "
+            f"after {len(scores)} pairs; score {estimate.mean:.3f}, Elo {elo_cell(estimate)}",
+            highlight=False,
+        )
+        result["sprt"] = {"status": None if now is None else json.loads(now.to_json())}
+        result["estimate"] = asdict(estimate)
+    else:
+        rows = play_table(args.budgets, args.rivals, args.pairs, args.seed, args.jobs)
+        print_table(console, rows)
+        result["rows"] = [
+            {"budget_ms": r.budget_ms, "rival": r.rival, "estimate": asdict(r.estimate)}
+            for r in rows
+        ]
+    load = " ".join(f"{x:.2f}" for x in loadavg() or ())
+    console.print(
+        f"{args.jobs} worker(s), {time.perf_counter() - started:.0f} s, loadavg at the end {load} "
+        "(the budget is wall-clock time: a busy machine plays weaker).",
+        highlight=False,
+    )
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

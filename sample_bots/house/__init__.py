@@ -1,0 +1,1 @@
+"""The ``house`` sample bot: determinized Monte Carlo search over the hidden cards."""

@@ -1,0 +1,229 @@
+"""house: one hand as the search sees it, on card masks, and the deals it imagines.
+
+A :class:`Table` is a whole hand (both hands, the stock's order, the pile) that the search plays
+forward fast: the rules' own helpers (``best_throw``, ``knock_layout``, ``lay_off``,
+``score_hand``) decide deadwood, layoffs and points, and the table only moves cards between
+masks. The referee's :class:`~referee.rules.HandState` remains the one bookkeeping of a real
+hand; a test checks that greedy play on a table ends every hand as it does on a ``HandState``.
+
+:func:`imagine` builds a table from what one seat sees and nothing else: its own hand, the pile,
+the cards the opponent took from it, the stock count. The opponent's other cards are drawn from
+the unseen cards (biased towards the hands a player keeps, as the ``strong`` bot samples them),
+the rest of the unseen cards make the stock, in a random order.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from referee.rules import (
+    Action,
+    CardSet,
+    Discard,
+    DrawDiscard,
+    DrawStock,
+    Knock,
+    Meld,
+    Observation,
+    PassUpcard,
+    Phase,
+    RuleParams,
+    TakeUpcard,
+    arrangement_of,
+    best_throw,
+    deadwood_of_mask,
+    knock_layout,
+    lay_off,
+    score_hand,
+)
+from sample_bots.strong.strategy import bits, read_board, sample_opponent
+
+__all__ = ["Table", "imagine"]
+
+SKILL = 0.7
+"""Extra cards per opponent stock draw that an imagined opponent hand chooses its cards from
+(see :func:`sample_bots.strong.strategy.sample_opponent`)."""
+
+
+@dataclass(slots=True)
+class Table:
+    """A hand in play, everything known: cards as masks, the stock as a list in drawing order.
+
+    Mutable: :meth:`apply` and :meth:`play_greedy` move it on; :meth:`copy` before trying an
+    action on a table that is needed again.
+    """
+
+    hands: list[int]
+    stock: list[int]
+    """Cards still in the stock, the next draw last (so a draw is a ``pop``)."""
+    pile: list[int]
+    """The discard pile, the top card last."""
+    to_move: int
+    phase: Phase
+    params: RuleParams
+    taken: int = 0
+    """The card taken from the pile this turn, as a mask (it may not be thrown this turn)."""
+    passes: int = 0
+    """Upcard passes so far; after two, the first draw must come from the stock."""
+    stock_only: bool = False
+    turns: int = 0
+    winner: int | None = None
+    points: int = 0
+
+    @classmethod
+    def deal(cls, deck: list[int], dealer: int, params: RuleParams) -> Table:
+        """A fresh hand from a deck in dealing order (as :meth:`HandState.deal` takes it)."""
+        hands = [0, 0]
+        for index in range(20):
+            seat = 1 - dealer if index % 2 == 0 else dealer
+            hands[seat] |= 1 << deck[index]
+        stock = list(reversed(deck[21:]))
+        return cls(hands, stock, [deck[20]], 1 - dealer, Phase.UPCARD, params)
+
+    def copy(self) -> Table:
+        """An independent table in the same position."""
+        return Table(
+            list(self.hands),
+            list(self.stock),
+            list(self.pile),
+            self.to_move,
+            self.phase,
+            self.params,
+            self.taken,
+            self.passes,
+            self.stock_only,
+            self.turns,
+            self.winner,
+            self.points,
+        )
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the hand has ended."""
+        return self.phase is Phase.OVER
+
+    def points_for(self, seat: int) -> int:
+        """The hand's points from ``seat``'s side: won positive, lost negative, drawn 0."""
+        if self.winner is None:
+            return 0
+        return self.points if self.winner == seat else -self.points
+
+    # --- moves -----------------------------------------------------------------------------------
+
+    def apply(self, action: Action) -> None:
+        """Play a legal action of the player to move (the caller keeps to the legal ones)."""
+        if isinstance(action, PassUpcard):
+            self.pass_upcard()
+        elif isinstance(action, TakeUpcard | DrawDiscard):
+            self.take_top()
+        elif isinstance(action, DrawStock):
+            self.draw_stock()
+        elif isinstance(action, Knock):
+            self.knock(action.card, action.melds)
+        elif isinstance(action, Discard):
+            self.discard(action.card)
+
+    def pass_upcard(self) -> None:
+        self.passes += 1
+        self.to_move = 1 - self.to_move
+        if self.passes == 2:
+            self.phase, self.stock_only = Phase.DRAW, True
+
+    def take_top(self) -> None:
+        card = self.pile.pop()
+        self.hands[self.to_move] |= 1 << card
+        self.taken = 1 << card if self.params.no_rediscard else 0
+        self.phase = Phase.DISCARD
+
+    def draw_stock(self) -> None:
+        self.hands[self.to_move] |= 1 << self.stock.pop()
+        self.stock_only = False
+        self.phase = Phase.DISCARD
+
+    def discard(self, card: int) -> None:
+        """Throw ``card``; the hand is drawn when the stock is down to its end or turns run out."""
+        self.hands[self.to_move] &= ~(1 << card)
+        self.pile.append(card)
+        self.taken = 0
+        self.turns += 1
+        if len(self.stock) <= self.params.stock_end or self.turns >= self.params.turn_cap:
+            self.phase = Phase.OVER
+        else:
+            self.to_move, self.phase = 1 - self.to_move, Phase.DRAW
+
+    def knock(self, card: int, melds: tuple[CardSet | Meld, ...] | None = None) -> None:
+        """Knock with ``card`` (the melds declared, or the referee's layout) and score the hand."""
+        knocker = self.to_move
+        kept = CardSet.of_mask(self.hands[knocker] & ~(1 << card))
+        layout = knock_layout(kept) if melds is None else arrangement_of(kept, melds)
+        defender = CardSet.of_mask(self.hands[1 - knocker])
+        gin = layout.deadwood == 0
+        theirs = (
+            deadwood_of_mask(defender.mask) if gin else lay_off(layout.melds, defender).deadwood
+        )
+        side, self.points = score_hand(layout.deadwood, theirs, gin, self.params)
+        self.winner = knocker if side == "knocker" else 1 - knocker
+        self.hands[knocker] &= ~(1 << card)
+        self.turns += 1
+        self.phase = Phase.OVER
+
+    # --- greedy play -----------------------------------------------------------------------------
+
+    def improves(self, card: int) -> bool:
+        """Whether the player to move lowers its deadwood by taking ``card`` (greedy's test)."""
+        hand = self.hands[self.to_move]
+        after, _ = best_throw(hand | 1 << card, 1 << card)
+        return after < deadwood_of_mask(hand)
+
+    def greedy_move(self) -> None:
+        """One move of the rules' ``greedy_policy``: take a card only if it lowers the deadwood,
+        throw the card that leaves the least, knock at the first chance."""
+        if self.phase is Phase.UPCARD:
+            self.take_top() if self.improves(self.pile[-1]) else self.pass_upcard()
+        elif self.phase is Phase.DRAW:
+            use_pile = not self.stock_only and self.improves(self.pile[-1])
+            self.take_top() if use_pile else self.draw_stock()
+        else:
+            after, card = best_throw(self.hands[self.to_move], self.taken)
+            if after <= self.params.knock_limit:
+                self.knock(card)
+            else:
+                self.discard(card)
+
+    def play_greedy(self) -> Table:
+        """Play the hand to its end with both seats greedy; returns the table."""
+        while self.phase is not Phase.OVER:
+            self.greedy_move()
+        return self
+
+
+def imagine(view: Observation, rng: random.Random) -> Table:
+    """A whole hand consistent with everything ``view`` shows (and with nothing else).
+
+    The opponent holds the cards it took from the pile and still has, plus unseen cards drawn
+    by :func:`~sample_bots.strong.strategy.sample_opponent`; the stock is the other unseen cards,
+    shuffled. Only the view is read, so two states that look the same to this seat give the
+    same tables from the same generator.
+    """
+    board = read_board(view)
+    opponent = sample_opponent(board, SKILL, rng)
+    stock = bits(board.unseen & ~opponent)
+    rng.shuffle(stock)
+    hands = [0, 0]
+    hands[view.seat], hands[view.opponent] = board.hand, opponent
+    taken = 0 if view.taken_this_turn is None else 1 << view.taken_this_turn
+    passes = sum(isinstance(event.action, PassUpcard) for event in view.history)
+    stock_only = passes == 2 and not any(isinstance(e.action, DrawStock) for e in view.history)
+    return Table(
+        hands,
+        stock,
+        list(view.discard_pile),
+        view.to_move,
+        view.phase,
+        view.params,
+        taken if view.params.no_rediscard else 0,
+        passes,
+        stock_only,
+        view.turns,
+    )

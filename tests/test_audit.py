@@ -165,7 +165,10 @@ def copy_result_to_a_pending_match(league: League) -> list[tuple[str, str]]:
 def delete_result(league: League) -> list[tuple[str, str]]:
     second = league.ids[1]
     league.sql("DELETE FROM results WHERE match_id = ?", second)
-    return [(second, "the store has no result for it"), (second, "belongs to no result")]
+    return [
+        (second, "is gone from the store, though the match is done"),
+        (second, "belongs to no result"),
+    ]
 
 
 def swap_logs(league: League) -> list[tuple[str, str]]:
@@ -183,6 +186,24 @@ def swap_logs(league: League) -> list[tuple[str, str]]:
 def remove_a_log(league: League) -> list[tuple[str, str]]:
     league.log(league.ids[0]).unlink()
     return [(league.ids[0], "its log does not verify: it cannot be read")]
+
+
+def unplay_a_match(league: League) -> list[tuple[str, str]]:
+    """A played match's result, log and running state removed by hand and the match set back
+    to pending: the store's ledger of recorded results still has it."""
+    first = league.ids[0]
+    league.sql("DELETE FROM results WHERE match_id = ?", first)
+    league.sql("UPDATE matches SET state = 'pending', attempts = 0 WHERE match_id = ?", first)
+    league.log(first).unlink()
+    return [(first, "is gone from the store, and the match is pending again")]
+
+
+def unschedule_a_match(league: League) -> list[tuple[str, str]]:
+    """A match's row deleted by hand (foreign keys off), its result kept."""
+    league.sql("PRAGMA foreign_keys=OFF")
+    league.sql("DELETE FROM matches WHERE match_id = ?", league.ids[1])
+    league.sql("PRAGMA foreign_keys=ON")
+    return [(league.ids[1], "a result of a match the schedule does not have")]
 
 
 def orphan_log(league: League) -> list[tuple[str, str]]:
@@ -300,6 +321,8 @@ TAMPERS: dict[str, Tamper] = {
     "logs-swapped": swap_logs,
     "log-removed": remove_a_log,
     "orphan-log": orphan_log,
+    "match-unplayed": unplay_a_match,
+    "match-unscheduled": unschedule_a_match,
     "other-code": other_code,
     "summary-damaged": damage_summary,
     "seats-swapped": swap_seats,
@@ -320,9 +343,49 @@ TAMPERS: dict[str, Tamper] = {
 
 def test_a_clean_league_verifies(league: League) -> None:
     report = league.audit()
-    assert report == AuditReport(2, 2, ())
+    assert report == AuditReport(2, 2, (), (), ((MatchState.DONE, 2),))
     assert report.ok
-    assert verify() == (0, "2 of 2 match logs verified")
+    assert verify() == (0, "2 of 2 match logs verified; 2 scheduled: 2 done")
+
+
+def test_verify_and_status_count_the_schedule_alike(league: League) -> None:
+    """A match not played yet is no mismatch, but verify says it is scheduled and not verified,
+    in the counts ``gin league status`` gives; once the match was recorded, removing its result
+    is a mismatch for both."""
+    second = league.ids[1]
+    league.sql("DELETE FROM results WHERE match_id = ?", second)
+    league.sql("DELETE FROM recorded WHERE match_id = ?", second)  # as if never recorded
+    league.sql("UPDATE matches SET state = 'pending' WHERE match_id = ?", second)
+    assert verify() == (0, "1 of 1 match logs verified; 2 scheduled: 1 pending, 1 done")
+    status = json.loads(CliRunner().invoke(app, ["league", "status", LEAGUE, "--json"]).stdout)
+    ran = CliRunner().invoke(app, ["league", "verify", LEAGUE, "--json"])
+    document = json.loads(ran.output)
+    assert ran.exit_code == 0
+    counted = {state: n for state, n in status["counts"].items() if n}
+    assert document["scheduled"] == counted == {"pending": 1, "done": 1}
+    assert status["unrecorded"] == []
+    unplay_a_match(league)
+    status = json.loads(CliRunner().invoke(app, ["league", "status", LEAGUE, "--json"]).stdout)
+    assert status["unrecorded"] == [league.ids[0]]
+    code, output = verify()
+    assert code == 1
+    assert output.endswith(
+        "0 of 0 match logs verified; 2 scheduled: 2 pending; 1 mismatch in the store"
+    )
+
+
+def test_a_store_from_before_the_ledger_gets_one_entry_per_result(league: League) -> None:
+    """The ledger is filled from the results once, when a store without it is opened."""
+    league.sql("DROP TABLE recorded")
+    league.sql("DELETE FROM meta WHERE key = 'ledger'")
+    league.store.close()
+    store = league.arena.open_store()
+    rows = store.db.execute("SELECT match_id FROM recorded ORDER BY match_id").fetchall()
+    assert [row["match_id"] for row in rows] == sorted(league.ids)
+    store.db.execute("DELETE FROM results WHERE match_id = ?", (league.ids[0],))
+    store.close()
+    reopened = league.arena.open_store()  # not filled again: the removed result stays lost
+    assert reopened.lost_results(LEAGUE)[0][0] == league.ids[0]
 
 
 @pytest.mark.parametrize("tamper", TAMPERS.values(), ids=TAMPERS.keys())
@@ -358,7 +421,7 @@ def test_a_log_that_does_not_verify_is_still_counted_as_before(league: League) -
     assert "does not verify: FAILED at line" in found.what
     code, output = verify()
     assert code == 1
-    assert "1 of 2 match logs verified; 1 mismatch in the store" in output
+    assert "1 of 2 match logs verified; 2 scheduled: 2 done; 1 mismatch in the store" in output
 
 
 def test_set_aside_attempts_stderr_and_unfinished_matches_are_not_orphans(
@@ -368,10 +431,13 @@ def test_set_aside_attempts_stderr_and_unfinished_matches_are_not_orphans(
     shutil.copy(league.log(first), league.log(first).with_name(f"{first}.jsonl.aborted-1"))
     stderr_path(league.log(first), 0).write_text("a bot's stderr\n")
     league.sql("DELETE FROM results WHERE match_id = ?", second)  # as if it were being played
+    league.sql("DELETE FROM recorded WHERE match_id = ?", second)
     league.sql("UPDATE matches SET state = 'running' WHERE match_id = ?", second)
-    assert league.audit() == AuditReport(1, 1, ())
+    running = ((MatchState.RUNNING, 1), (MatchState.DONE, 1))
+    assert league.audit() == AuditReport(1, 1, (), (), running)
     league.store.mark(second, MatchState.FAILED, "its worker failed")  # its attempt's log stays
-    assert league.audit() == AuditReport(1, 1, ())
+    failed = ((MatchState.DONE, 1), (MatchState.FAILED, 1))
+    assert league.audit() == AuditReport(1, 1, (), (), failed)
 
 
 def test_a_removed_bot_is_checked_by_its_kept_hash_and_a_lost_one_is_noted(
@@ -380,7 +446,7 @@ def test_a_removed_bot_is_checked_by_its_kept_hash_and_a_lost_one_is_noted(
     assert league.store.remove_bot("south", "1")  # out of the registry, its hash kept
     report = league.audit()
     assert (report.ok, report.unchecked) == (True, ())
-    assert verify() == (0, "2 of 2 match logs verified")
+    assert verify() == (0, "2 of 2 match logs verified; 2 scheduled: 2 done")
     league.sql("DELETE FROM bots WHERE name = ?", "south")  # gone from the store altogether
     report = league.audit()
     assert report.ok
@@ -389,7 +455,7 @@ def test_a_removed_bot_is_checked_by_its_kept_hash_and_a_lost_one_is_noted(
     code, output = verify()
     assert code == 0
     assert output.startswith(f"not checked {league.ids[0]}: seat ")
-    assert output.endswith("2 of 2 match logs verified")
+    assert output.endswith("2 of 2 match logs verified; 2 scheduled: 2 done")
 
 
 def test_a_match_recorded_while_verify_reads_is_no_mismatch(
@@ -399,6 +465,7 @@ def test_a_match_recorded_while_verify_reads_is_no_mismatch(
         "SELECT * FROM results WHERE match_id = ?", (league.ids[1],)
     ).fetchone()
     league.sql("DELETE FROM results WHERE match_id = ?", league.ids[1])
+    league.sql("DELETE FROM recorded WHERE match_id = ?", league.ids[1])  # not recorded yet
     league.sql("UPDATE matches SET state = 'running' WHERE match_id = ?", league.ids[1])
     runner = Store(league.store.path)  # the league's runner, on a connection of its own
     listed = Store.matches
@@ -407,6 +474,7 @@ def test_a_match_recorded_while_verify_reads_is_no_mismatch(
         rows = listed(store, *args, **kwargs)
         with runner.transaction() as db:  # the running match ends between verify's two reads
             db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row))
+            db.execute("INSERT INTO recorded VALUES (?, ?, ?)", (row[0], row[1], row[-1]))
             db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (league.ids[1],))
         return rows
 

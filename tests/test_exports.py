@@ -415,6 +415,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "seconds",
     ),
     "tournaments.cli.demo": (
+        "SAMPLES",
         "DemoHomeError",
         "demo_bots",
         "demo_note",

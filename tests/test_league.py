@@ -347,7 +347,9 @@ def test_a_damaged_result_is_a_one_line_error_and_verify_still_runs(
     assert (
         f'mismatch {ids[0]}: end is "resigned" in the store, "complete" in its log' in said_verify
     )
-    assert said_verify.endswith("1 of 1 match logs verified; 1 mismatch in the store"), said_verify
+    assert said_verify.endswith(
+        "1 of 1 match logs verified; 2 scheduled: 1 pending, 1 done; 1 mismatch in the store"
+    ), said_verify
     store.db.execute("UPDATE matches SET state = 'paused' WHERE match_id = ?", (ids[1],))
     status = runner.invoke(app, ["league", "status", "t"])
     assert status.exit_code == 2

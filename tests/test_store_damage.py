@@ -191,7 +191,10 @@ def test_a_moved_home_keeps_its_logs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     store.close()
     verify = gin(monkeypatch, moved, "league", "verify", "t")
     last = verify.output.strip().splitlines()[-1]  # after any notes on the bots' code
-    assert (verify.exit_code, last) == (0, "1 of 1 match logs verified")
+    assert (verify.exit_code, last) == (
+        0,
+        "1 of 1 match logs verified; 2 scheduled: 1 pending, 1 done",
+    )
 
 
 def test_a_copied_home_reads_its_own_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,7 +210,10 @@ def test_a_copied_home_reads_its_own_logs(tmp_path: Path, monkeypatch: pytest.Mo
     store.close()
     verify = gin(monkeypatch, copy, "league", "verify", "t")
     last = verify.output.strip().splitlines()[-1]  # no log of the copy is an orphan
-    assert (verify.exit_code, last) == (0, "1 of 1 match logs verified")
+    assert (verify.exit_code, last) == (
+        0,
+        "1 of 1 match logs verified; 2 scheduled: 1 pending, 1 done",
+    )
 
 
 def test_a_log_in_the_home_is_stored_relative_to_it(tmp_path: Path) -> None:

@@ -4,7 +4,9 @@ A log that verifies proves how its match went; the standings are computed from t
 checks that the two agree: every result's log verifies, names that match and the code hashes the
 registry has for its seats, and says what the result says (winner, end, forfeits, totals, game
 winners, hands, faults, hand statistics); every done match has one result and one log of its own,
-no result is of a match that is not done, and no log in the league's folder belongs to no result.
+no result is of a match that is not done or not scheduled, no result once recorded (the store's
+ledger of recorded results) is gone, and no log in the league's folder belongs to no result. The
+report counts the schedule by state, so that what is not verified is said, not left out.
 Each disagreement is reported by match id; nothing is repaired here (``gin league restat``
 recounts hand statistics from the logs).
 """
@@ -15,6 +17,7 @@ import functools
 import json
 import os
 import stat
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -63,6 +66,18 @@ class AuditReport:
     """Every disagreement, in schedule order (files that belong to no match last)."""
     unchecked: tuple[Discrepancy, ...] = ()
     """What could not be checked (a seat's bot no longer in the registry): not a disagreement."""
+    scheduled: tuple[tuple[MatchState, int], ...] = ()
+    """The league's matches by state (those of no state left out), as ``gin league status``
+    counts them."""
+
+    @property
+    def matches(self) -> int:
+        """The matches the league has scheduled."""
+        return sum(count for _, count in self.scheduled)
+
+    def count(self, state: MatchState) -> int:
+        """The scheduled matches in this state."""
+        return sum(count for found, count in self.scheduled if found is state)
 
     @property
     def ok(self) -> bool:
@@ -79,6 +94,8 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
     """
     with store.snapshot():  # a match recorded meanwhile: in both reads or in neither
         matches = {match.match_id: match for match in store.matches(league)}
+        lost = store.lost_results(league)
+        strays = store.stray_results(league)
         read: Iterator[tuple[LoggedResult, ResultRow | StoreDamaged | None]]
         try:
             read = store.checked_results(league)
@@ -95,17 +112,23 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
         found += check.found
         unchecked += check.unchecked
         results.append(LoggedResult(result.match_id, result.log_path, ""))
-    found += _schedule(matches, results)
+    found += _schedule(matches, results, {match_id for match_id, _ in lost})
+    found += [_lost(match_id, when, matches.get(match_id)) for match_id, when in lost]
+    found += [Discrepancy(match_id, _STRAY) for match_id in strays]
     found += _shared_logs(results)
     found += _orphans(logs, results, matches)
     order = {match_id: index for index, match_id in enumerate(matches)}
     found.sort(key=lambda item: order.get(item.match_id, len(order)))
-    return AuditReport(len(results), verified, tuple(found), tuple(unchecked))
+    states = Counter(match.state for match in matches.values())
+    scheduled = tuple((state, states[state]) for state in MatchState if states[state])
+    return AuditReport(len(results), verified, tuple(found), tuple(unchecked), scheduled)
 
 
 def unrecorded(store: Store, league: str) -> list[str]:
-    """The matches marked done that have no result row (one deleted by hand, say): the
-    standings count results, so they leave these out. What ``gin league status`` warns of.
+    """The matches marked done that have no result row, and those whose recorded result is
+    gone (deleted by hand, say, and the match set back to pending): the standings count
+    results, so they leave these out. What ``gin league status`` warns of, and ``gin league
+    verify`` reports.
 
     Raises:
         StoreDamaged: a match's state cannot be read.
@@ -113,19 +136,41 @@ def unrecorded(store: Store, league: str) -> list[str]:
     with store.snapshot():
         done = store.matches(league, MatchState.DONE)
         recorded = {result.match_id for result in store.logged_results(league)}
-    return [match.match_id for match in done if match.match_id not in recorded]
+        lost = [match_id for match_id, _ in store.lost_results(league)]
+    missing = [match.match_id for match in done if match.match_id not in recorded]
+    return missing + [match_id for match_id in lost if match_id not in missing]
+
+
+_STRAY: Final = "a result of a match the schedule does not have (its match row is gone)"
+
+
+def _lost(match_id: str, when: float, match: MatchRow | None) -> Discrepancy:
+    """A result the ledger has and the store no longer does."""
+    at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when))
+    if match is None:
+        where = "and the schedule no longer has the match"
+    elif match.state is MatchState.DONE:
+        where = "though the match is done"
+    else:
+        where = f"and the match is {match.state.value} again"
+    return Discrepancy(match_id, f"its result, recorded {at}, is gone from the store, {where}")
 
 
 # --- the schedule and the log folder -------------------------------------------------------
 
 
-def _schedule(matches: Mapping[str, MatchRow], results: list[LoggedResult]) -> list[Discrepancy]:
-    """Every done match has a result; every result is of a done match of this league."""
+def _schedule(
+    matches: Mapping[str, MatchRow], results: list[LoggedResult], lost: set[str]
+) -> list[Discrepancy]:
+    """Every done match has a result (those whose result the ledger says was recorded are
+    reported as lost instead); every result is of a done match of this league."""
     stored = {result.match_id for result in results}
     found = [
         Discrepancy(match.match_id, "the match is done, but the store has no result for it")
         for match in matches.values()
-        if match.state is MatchState.DONE and match.match_id not in stored
+        if match.state is MatchState.DONE
+        and match.match_id not in stored
+        and match.match_id not in lost
     ]
     for result in results:
         match = matches.get(result.match_id)

@@ -21,7 +21,7 @@ from tournaments.league import LeagueConfig, LeagueError, create_league
 from tournaments.registry import Arena, submit
 from tournaments.store import Store, StoreUnusable
 
-__all__ = ["DemoHomeError", "demo_bots", "demo_note", "prepare_demo"]
+__all__ = ["SAMPLES", "DemoHomeError", "demo_bots", "demo_note", "prepare_demo"]
 
 
 SAMPLES: Final = Path(__file__).resolve().parents[2] / "sample_bots"

@@ -335,10 +335,12 @@ def league_status(
 def _warn_unrecorded(name: str, done: int, missing: list[str]) -> None:
     """Say, on stderr, that matches marked done have no result (the standings leave them out)."""
     shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    one = len(missing) == 1
     errors.print(
-        f"[yellow]warning:[/yellow] {len(missing)} of the {done} matches marked done have no "
-        f"result in the store ({said(shown)}): the standings count {done - len(missing)}; "
-        f"gin league verify {said(name)} checks the store against the logs",
+        f"[yellow]warning:[/yellow] {len(missing)} {'match has' if one else 'matches have'} "
+        f"no result in the store though {'it is' if one else 'they are'} marked done or had one "
+        f"recorded ({said(shown)}): the standings leave {'it' if one else 'them'} out "
+        f"({done} marked done); gin league verify {said(name)} checks the store against the logs",
         soft_wrap=True,
     )
 
@@ -429,7 +431,8 @@ def league_verify(
     """Re-play every finished match's log and check the store against the logs; exit 1 on any.
 
     Checked: each result against its log (winner, scores, faults, code hashes), one result and
-    one log per done match, no stray logs."""
+    one log per done match, no result lost since it was recorded, no result of a match not
+    scheduled, no stray logs. Says how many matches are scheduled, by state."""
     arena, store = open_arena()
     _league(store, name)
     try:
@@ -448,7 +451,11 @@ def league_verify(
             f"[red]mismatch[/red] {said(found.match_id)}: {said(found.what, lines=True)}",
             soft_wrap=True,
         )
-    verified = f"{report.verified} of {report.results} match logs verified"
+    schedule = ", ".join(f"{count} {state.value}" for state, count in report.scheduled)
+    verified = (
+        f"{report.verified} of {report.results} match logs verified; "
+        f"{report.matches} scheduled: {schedule or 'none'}"
+    )
     if report.ok:
         console.print(verified)
         return
@@ -464,6 +471,7 @@ def _verify_document(name: str, report: AuditReport) -> dict[str, object]:
         "ok": report.ok,
         "results": report.results,
         "verified": report.verified,
+        "scheduled": {state.value: count for state, count in report.scheduled},
         "mismatches": [{"match_id": d.match_id, "what": d.what} for d in report.discrepancies],
         "unchecked": [{"match_id": d.match_id, "what": d.what} for d in report.unchecked],
     }

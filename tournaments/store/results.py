@@ -37,6 +37,13 @@ CREATE TABLE IF NOT EXISTS results (
     log_path TEXT NOT NULL,
     recorded_at REAL NOT NULL
 );
+-- Every result ever recorded, kept when the result is not: what ``gin league verify`` counts a
+-- removed result by (nothing the engine does deletes a result or a row of this table).
+CREATE TABLE IF NOT EXISTS recorded (
+    match_id TEXT PRIMARY KEY,
+    league TEXT NOT NULL,
+    recorded_at REAL NOT NULL
+);
 CREATE INDEX IF NOT EXISTS matches_by_seat0 ON matches (seat0);
 CREATE INDEX IF NOT EXISTS matches_by_seat1 ON matches (seat1);
 """
@@ -47,9 +54,27 @@ class ResultTables(Database):
 
     TABLES: ClassVar[str] = Database.TABLES + RESULT_TABLES
 
+    def migrate(self) -> None:
+        """A store from before the ledger of recorded results gets one entry per result it
+        holds (once: the ``ledger`` row of ``meta`` says it was done)."""
+        super().migrate()
+        if self.db.execute("SELECT 1 FROM meta WHERE key = 'ledger'").fetchone() is None:
+            with self.transaction() as db:
+                db.execute(
+                    "INSERT OR IGNORE INTO recorded SELECT match_id, league, recorded_at"
+                    " FROM results"
+                )
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('ledger', '1')")
+
     def record_result(self, row: ResultRow) -> bool:
-        """Write a result once; returns False if the match already had one (nothing changed)."""
+        """Write a result once; returns False if the match already had one (nothing changed).
+        The ledger of recorded results keeps its match id and time."""
+        recorded_at = time.time()
         with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO recorded VALUES (?, ?, ?)",
+                (row.match_id, row.league, recorded_at),
+            )
             cursor = db.execute(
                 "INSERT OR IGNORE INTO results (match_id, league, winner, end, reason, summary,"
                 " log_path, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -61,7 +86,7 @@ class ResultTables(Database):
                     row.reason,
                     row.stored_summary(),
                     self.in_home(row.log_path),
-                    time.time(),
+                    recorded_at,
                 ),
             )
             db.execute(
@@ -69,6 +94,29 @@ class ResultTables(Database):
                 (MatchState.DONE.value, row.match_id),
             )
         return cursor.rowcount > 0
+
+    def lost_results(self, league: str) -> list[tuple[str, float]]:
+        """The matches of a league whose result was recorded (the ledger has it) but that the
+        store has no result for now, with when it was recorded, in schedule order: results
+        removed by hand (their match set back to pending, say)."""
+        rows = self.db.execute(
+            "SELECT l.match_id, l.recorded_at FROM recorded l LEFT JOIN matches m"
+            " USING (match_id) WHERE l.league = ?"
+            " AND l.match_id NOT IN (SELECT match_id FROM results)"
+            " ORDER BY m.rowid, l.match_id",
+            (league,),
+        ).fetchall()
+        return [(str(row["match_id"]), float(row["recorded_at"])) for row in rows]
+
+    def stray_results(self, league: str) -> list[str]:
+        """The results of a league whose match the schedule does not have (its row deleted by
+        hand): every other read of results leaves them out."""
+        rows = self.db.execute(
+            "SELECT match_id FROM results WHERE league = ?"
+            " AND match_id NOT IN (SELECT match_id FROM matches) ORDER BY match_id",
+            (league,),
+        ).fetchall()
+        return [str(row["match_id"]) for row in rows]
 
     def rewrite_hand_stats(self, rows: list[tuple[str, tuple[HandStats, HandStats]]]) -> None:
         """Store these matches' hand statistics (recounted from their logs) in place of those

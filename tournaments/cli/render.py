@@ -597,6 +597,13 @@ GLOSSARY: Final = {
         ">= bound (all won), exact from one pair"
     ),
     "LOS": "likelihood of superiority: the chance the first bot is the stronger (from 4 pairs)",
+    "LOS next": (
+        "likelihood of superiority over the bot ranked next below, from the fit of every result"
+    ),
+    "nElo (95% CI)": (
+        "normalized Elo: the score's distance from even over its spread per series, on the Elo "
+        "scale (as fishtest and fastchess), with its 95% interval (from 4 pairs)"
+    ),
     "margin (95% CI)": "the mean point margin per pair, with its 95% interval",
     "pairs 0/½/1/1½/2": "the pentanomial: pairs in which the bot scored 0, ½, 1, 1½ or 2 series",
 }
@@ -655,6 +662,7 @@ _PAGE_STYLE: Final = (
 
 _STANDINGS_DROP: Final = (
     "ms",
+    "LOS next",
     "hands",
     "gin/knock/uc",
     "points +/-",
@@ -667,6 +675,7 @@ _STANDINGS_DROP: Final = (
 """The standings' columns a narrow terminal hides, the first first: the rank, the bot and its
 rating stay."""
 _PAIRWISE_DROP: Final = (
+    "nElo (95% CI)",
     "pairs 0/½/1/1½/2",
     "draws",
     "pairs ratio",
@@ -698,6 +707,7 @@ def standings_grid(standings: Standings) -> Grid:
         ("bot", "left"),
         ("Elo", "right"),
         ("95% CI", "right"),
+        ("LOS next", "right"),
         ("series W-L-D", "right"),
         ("score", "right"),
         ("games", "right"),
@@ -715,6 +725,7 @@ def standings_grid(standings: Standings) -> Grid:
                 str(rank),
                 bot.bot,
                 *rating_cells(bot),
+                "-" if bot.los_next is None else f"{bot.los_next:.1%}",
                 f"{bot.series_won}-{bot.series_lost}-{bot.series_drawn}",
                 f"{bot.score:.0%}",
                 f"{bot.games_won}-{bot.games_lost}",
@@ -771,6 +782,13 @@ def _ratio_cell(pair: Pairwise) -> str:
     return "inf" if pair.pairs_ratio is None else f"{pair.pairs_ratio:.2f}"
 
 
+def _nelo_cell(pair: Pairwise) -> str:
+    """Normalized Elo and its interval; a dash below 4 units and for a sweep."""
+    if pair.nelo is None or pair.nelo_low is None or pair.nelo_high is None:
+        return "-"
+    return f"{_signed(pair.nelo, 0)} ({_signed(pair.nelo_low, 0)}, {_signed(pair.nelo_high, 0)})"
+
+
 def _margin_cell(pair: Pairwise) -> str:
     if pair.margin is None:
         return "-"
@@ -783,8 +801,8 @@ def pairwise_grid(standings: Standings, first: Sequence[str] = ()) -> Grid:
     """Each pairing once, from the side of the bot named earlier in ``first`` (the league's
     definition: ``gin match``'s A), alphabetically first where neither is: counted in duplicate
     pairs (or series where there are none), the score, the draw and pairs ratios, the Elo
-    difference with its interval, what it shows at 95%, LOS and the paired point margin; a dash
-    below 4 units."""
+    difference with its interval, what it shows at 95%, LOS, the paired point margin and
+    normalized Elo; a dash below 4 units."""
     headings = (
         "bot",
         "opponent",
@@ -798,6 +816,7 @@ def pairwise_grid(standings: Standings, first: Sequence[str] = ()) -> Grid:
         "at 95%",
         "LOS",
         "margin (95% CI)",
+        "nElo (95% CI)",
     )
     named = {bot: index for index, bot in reversed(list(enumerate(first)))}
     columns = tuple((h, "left" if h in ("bot", "opponent") else "right") for h in headings)
@@ -821,6 +840,7 @@ def pairwise_grid(standings: Standings, first: Sequence[str] = ()) -> Grid:
                 pair.reading,
                 "-" if pair.los is None else f"{pair.los:.1%}",
                 _margin_cell(pair),
+                _nelo_cell(pair),
             )
         )
     title = "Pairwise (the first bot against the second; per pair where paired)"

@@ -39,6 +39,7 @@ __all__ = [
     "critical_z",
     "elo_from_score",
     "mean_estimate",
+    "normalized_elo",
     "reading",
     "score_estimate",
     "score_from_elo",
@@ -325,6 +326,40 @@ def score_estimate(
     los = t_cdf((mean - 0.5) / se, n - 1)
     low, high = _finite(elo_from_score(mean - half)), _finite(elo_from_score(mean + half))
     return ScoreEstimate(n, mean, los, elo_from_score(mean), low, high)
+
+
+def normalized_elo(
+    scores: Sequence[float], series_per_unit: int = 1, level: float = LEVEL
+) -> tuple[float, float, float] | None:
+    """Normalized Elo (nElo, as fishtest and fastchess define it) of a pairing's unit scores,
+    with its interval: the score's distance from even over its standard deviation per series,
+    on the logistic Elo scale at its centre, ``(mean - 0.5) / sd * 800 / ln 10``, where ``sd`` is
+    a unit's standard deviation times the square root of its series (``series_per_unit``: 2 for
+    duplicate pairs, whose score is the mean of two legs). It measures how surely a difference
+    shows rather than how large it is: the pairs a test needs to resolve it grow as ``1/nElo²``
+    whatever the draws and the luck of the deals, so nElo compares across pairings and
+    leagues where Elo does not. The variance is :func:`score_estimate`'s (with one more unit
+    at ``PRIOR_VARIANCE``), and so is the interval's half width (t on ``n - 1``), so the
+    interval excludes 0 exactly when the Elo interval does.
+
+    ``None`` below ``MIN_UNITS`` units and for a sweep (every unit won, or every unit lost: no
+    spread to normalize by).
+
+    >>> low, mid, high = normalized_elo([1.0, 0.75, 0.5, 0.75, 0.5, 0.25, 0.75, 1.0], 2)
+    >>> round(mid), round(low), round(high)
+    (169, -36, 374)
+    """
+    n = len(scores)
+    if n < MIN_UNITS:
+        return None
+    mean = statistics.fmean(scores)
+    if mean in (0.0, 1.0):
+        return None
+    squares = math.fsum((score - mean) ** 2 for score in scores)
+    variance = (squares + PRIOR_VARIANCE) / n
+    scale = 2 * ELO_PER_NAT / math.sqrt(series_per_unit * variance)
+    half = critical_t(n - 1, level) * math.sqrt(variance / n)
+    return (mean - half - 0.5) * scale, (mean - 0.5) * scale, (mean + half - 0.5) * scale
 
 
 def _finite(elo: float) -> float | None:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
+import math
 import operator
 import statistics
 from collections import defaultdict
@@ -37,8 +39,10 @@ from tournaments.stats.inference import (
     Bound,
     elo_from_score,
     mean_estimate,
+    normalized_elo,
     reading,
     score_estimate,
+    t_cdf,
 )
 from tournaments.stats.pairs import PairOutcome, by_pairing, pentanomial, units_of
 from tournaments.stats.ratings import DENSE_FIT_MAX_BOTS, Ratings, dense_fit, pairing_totals
@@ -91,6 +95,11 @@ class BotStanding:
     rating_bound: Bound | None = None
     """``lower``: the bot won every series, its rating is at least ``rating_low`` and has no
     upper end; ``upper``: it lost every series, its rating is at most ``rating_high``."""
+    los_next: float | None = None
+    """Likelihood of superiority over the bot ranked next below: the chance, from the fit of
+    the whole league (its difference and covariance, t on its degrees of freedom), that this
+    bot is the stronger of the two. ``None`` for the last bot and where either rating is a
+    bound (the fit's prior, not the data, sets the gap)."""
 
     @property
     def score(self) -> float:
@@ -144,6 +153,12 @@ class Pairwise:
     pairs_ratio: float | None
     """fastchess's pairs ratio: pairs the bot won (scored 1½ or 2) over pairs it lost (0 or
     ½); ``None`` without pairs, or with none lost."""
+    nelo: float | None
+    nelo_low: float | None
+    nelo_high: float | None
+    """Normalized Elo (:func:`~tournaments.stats.inference.normalized_elo`) and its 95% interval:
+    the score's distance from even over its standard deviation per series (from 4 units up; not
+    for a sweep)."""
     reading: str
     """What the units say at 95%, in a few words (:func:`~tournaments.stats.inference.reading`):
     ``better``, ``worse``, ``undecided``, ``too few pairs (3 of 4)``..."""
@@ -485,6 +500,9 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
         series=sum(len(unit.scores) for unit in used),
     )
     margin = mean_estimate([float(unit.margin) for unit in used])
+    nelo = normalized_elo(
+        [sum(unit.scores) / len(unit.scores) for unit in used], 2 if complete else 1
+    )
     counts = pentanomial(complete) if complete else None
     diff, low, high = ratings.difference(bot, opponent)
     diff_low: float | None = low
@@ -514,8 +532,24 @@ def _pairing(bot: str, opponent: str, units: Sequence[PairOutcome], ratings: Rat
         rating_diff_high=_rounded(diff_high, 1),
         draw_ratio=round(scores.count(0.5) / len(scores), 4),
         pairs_ratio=_pairs_ratio(counts),
+        nelo=None if nelo is None else round(nelo[1], 1),
+        nelo_low=None if nelo is None else round(nelo[0], 1),
+        nelo_high=None if nelo is None else round(nelo[2], 1),
         reading=reading(estimate, margin, "pair" if complete else "series"),
     )
+
+
+def _superiority(ratings: Ratings, bot: str, other: str) -> float | None:
+    """The chance that ``bot`` is stronger than ``other`` by the fit: the t (normal without
+    degrees of freedom) distribution function at their difference over its standard error, to
+    4 places; ``None`` if the fit gives the difference no spread."""
+    diff, low, high = ratings.difference(bot, other)
+    spread = (high - low) / (2 * ratings.critical())
+    if not spread > 0:
+        return None
+    z = diff / spread
+    chance = t_cdf(z, ratings.df) if ratings.df > 0 else 0.5 * math.erfc(-z / math.sqrt(2))
+    return round(chance, 4)
 
 
 def _pairs_ratio(counts: tuple[int, int, int, int, int] | None) -> float | None:
@@ -578,6 +612,9 @@ def _compute(league: str, results: Sequence[_Series]) -> Standings:
         line.rating_low = None if line.rating_bound == "upper" else _rounded(edge, 1)
         line.rating_high = None if line.rating_bound == "lower" else _rounded(edge, 1)
     ranked = sorted(table.values(), key=lambda line: (-line.rating, -line.score, line.bot))
+    for line, below in itertools.pairwise(ranked):
+        if line.rating_bound is None and below.rating_bound is None:
+            line.los_next = _superiority(ratings, line.bot, below.bot)
     pairwise = [
         _pairing(bot, opponent, found, ratings)
         for (bot, opponent), found in sorted(grouped.items())

@@ -448,7 +448,11 @@ class RemoteSeat:
         except BotCrashed as crash:
             self.spent = True
             await self._wait_exit(EXIT_WAIT_S)  # so the evidence has the exit status
-            raise BotCrashed(crash.fault.detail, evidence=self.diagnostics()) from None
+            detail = crash.fault.detail
+            status = None if self.process is None else self.process.poll()
+            if status is not None and not detail.startswith(_EXITED):
+                detail = _closed_then_exited(status)
+            raise BotCrashed(detail, evidence=self.diagnostics()) from None
 
     def _request(self, decision: Decision) -> bytes:
         self.issued = self.base + decision.request_id
@@ -651,7 +655,7 @@ class RemoteSeat:
 
     def _describe(self, item: Incoming) -> str:
         if item.arrival is Arrival.EXITED:
-            return f"the bot's process ended ({item.detail})"
+            return f"{_EXITED} ({item.detail})"
         if item.arrival is Arrival.CLOSED:
             return "the bot's stream ended (closed, or a message over 1 MiB)"
         if item.arrival is Arrival.BROKEN:
@@ -661,6 +665,19 @@ class RemoteSeat:
         if item.arrival is Arrival.UNKNOWN_METHOD:
             return f"called {item.detail!r}: this socket serves Referee.Play only"
         return str(item.arrival.value)
+
+
+_EXITED: Final = "the bot's process ended"
+
+
+def _closed_then_exited(status: int) -> str:
+    """A crash's detail when the bot's stream closed or broke and its process then ended: what
+    an error the bot's code did not catch looks like (the SDK prints it and exits 1), which was
+    shown as the stream's end ("closed, or a message over 1 MiB"). Its stderr, which may hold
+    anything, stays in the log for its author; this sentence is what anyone may read."""
+    how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+    cause = ": an error its code did not catch, say" if status > 0 else ""
+    return f"{_EXITED} ({how}) as its stream closed{cause}"
 
 
 _SERIES_ENDS: Final = {

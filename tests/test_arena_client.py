@@ -266,6 +266,17 @@ def test_a_symlink_or_a_folder_too_big_fails_before_any_upload(
     assert behaviour.bodies == []
 
 
+def test_an_address_with_a_path_is_one_line_that_says_to_drop_it(bot: Path, arena_url: str) -> None:
+    """It gave a bare "HTTP 404"."""
+    with pytest.raises(ArenaClientError) as caught:
+        submit_to_arena(bot, f"{arena_url}/arena/", TOKEN, poll_s=0.01)
+    said = str(caught.value)
+    assert said == (
+        "no arena API at /arena/api/bots (404): give the arena's own address, "
+        "http://HOST:PORT with no path"
+    )
+
+
 def test_only_http_addresses_are_arenas(bot: Path) -> None:
     with pytest.raises(ArenaClientError, match="not an arena address"):
         submit_to_arena(bot, "file:///etc/passwd", TOKEN)

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import logging
 import math
 import re
 import secrets
@@ -656,6 +657,55 @@ def test_an_oversized_body_is_refused_before_it_is_read(site: Any, built: Home) 
             _chunked, site, "/login", chunks, {"content-type": "application/x-www-form-urlencoded"}
         )
         assert reply == 413
+
+    site(check)
+
+
+def test_a_body_sent_slowly_is_refused_and_its_connection_let_go(
+    site: Any, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slowloris body (10 of 100 bytes, then nothing) gets 408 at its deadline, not after the
+    client gives up: 800 of them held every connection for 60 s before."""
+    monkeypatch.setattr("tournaments.arena.web._hardening.BODY_GRACE_S", 1.0)
+    head = {"Content-Type": "application/x-www-form-urlencoded", "Content-Length": "100"}
+
+    async def check(site: Site) -> None:
+        start = time.monotonic()
+        answer = await trio.to_thread.run_sync(_raw_post, site, "/logout", head, b"token=aaaa")
+        took = time.monotonic() - start
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"too slow" in answer or took < 10
+        assert 0.9 < took < 10, took
+
+    site(check)
+
+
+def test_a_client_gone_mid_upload_is_one_line_of_the_log(
+    site: Any, built: Home, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that hangs up with its upload half sent leaves one info line, no traceback
+    (each wrote about 85 lines before)."""
+    head = {
+        "Host": "x",
+        "Authorization": f"Bearer {built.tokens['alice']}",
+        "Content-Type": "application/gzip",
+        "Content-Length": "100000",
+    }
+
+    def hang_up(site: Site) -> None:
+        lines = ["POST /api/bots HTTP/1.1", *(f"{k}: {v}" for k, v in head.items())]
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + b"\x1f\x8b" * 500)
+            time.sleep(0.2)  # the server is reading the body when the client goes
+
+    async def check(site: Site) -> None:
+        with caplog.at_level(logging.INFO, logger="gin.arena.web"):
+            await trio.to_thread.run_sync(hang_up, site)
+            with trio.fail_after(10):
+                while not any("client gone" in r.getMessage() for r in caplog.records):
+                    await trio.sleep(0.05)
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+        assert cast(FakeIntake, site.service.intake).received == []
 
     site(check)
 

@@ -156,6 +156,22 @@ def test_crash_mid_hand(sandbox: Sandbox, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_an_error_in_decide_reads_as_the_process_ending_not_as_the_stream(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """The SDK closes the stream, prints the traceback and exits 1: the public detail said
+    "stream ended (closed, or a message over 1 MiB)", which sent authors looking for a big
+    message; it says the process ended, with its status."""
+    played = play(sandbox, tmp_path, "raise_after", "3")
+    assert_forfeit(played, FaultKind.CRASH)
+    fault = played.result.faults[-1]
+    assert fault.evidence["exit_status"] == 1
+    assert fault.detail.startswith("the bot's process ended (exit status 1)"), fault.detail
+    assert "1 MiB" not in fault.detail
+    assert "deliberate crash" not in fault.detail  # its stderr stays in the log, for its author
+
+
+@pytest.mark.slow
 def test_hang_times_out_then_forfeits(sandbox: Sandbox, tmp_path: Path) -> None:
     played = play(sandbox, tmp_path, "hang")
     assert played.kinds == [FaultKind.TIMEOUT] * 3

@@ -265,6 +265,12 @@ def _refusal(error: urllib.error.HTTPError) -> str:
             + (f": {said}" if said else "")
             + "): ask the organiser for a new one"
         )
+    if status == 404:
+        path = urllib.parse.urlsplit(error.url or "").path
+        return (
+            f"no arena API at {path or '/'} (404): give the arena's own address, "
+            "http://HOST:PORT with no path"
+        )
     if status == 413:
         return f"the upload is too big for the arena (413){': ' + said if said else ''}"
     if status == 429:

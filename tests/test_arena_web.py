@@ -318,6 +318,35 @@ def assert_escaped(text: str) -> None:
 # --- pages ----------------------------------------------------------------------------------------
 
 
+def test_a_first_leg_shows_no_deals_while_its_mirror_is_to_play(site: Any, built: Home) -> None:
+    """The two legs of a pair are dealt the same cards: the first's log and replay (its seed,
+    every deck) wait until the second has its result, then are served as any other."""
+    first, second = built.played[:2]
+
+    async def check(site: Site) -> None:
+        store = site.service.store
+        row = store.db.execute("SELECT * FROM results WHERE match_id = ?", (second,)).fetchone()
+        store.db.execute("DELETE FROM results WHERE match_id = ?", (second,))
+        store.db.execute("UPDATE matches SET state = 'running' WHERE match_id = ?", (second,))
+        page = _page(first)
+        for path in (f"/matches/{page}/log.jsonl", f"/matches/{page}/replay?seat=0"):
+            held = await site.get(path)
+            assert held.status == 404, path
+            assert "held until the other leg of its pair" in held.text
+        match = await site.get(f"/matches/{page}")
+        assert match.status == 200
+        assert "held until the other leg of its pair" in match.text
+        assert f"/matches/{page}/log.jsonl" not in match.text
+        assert (await site.get(f"/matches/{_page(second)}")).status == 200
+        store.db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row))
+        store.db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (second,))
+        assert (await site.get(f"/matches/{page}/log.jsonl")).status == 200
+        assert (await site.get(f"/matches/{page}/replay")).status == 200
+        assert f"/matches/{page}/log.jsonl" in (await site.get(f"/matches/{page}")).text
+
+    site(check)
+
+
 def test_every_page_renders_and_escapes_hostile_text(site: Any, built: Home) -> None:
     first = built.played[0]
 

@@ -243,6 +243,16 @@ class LeagueTables(Database):
         row = self.db.execute("SELECT * FROM matches WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else _match(row)
 
+    def mirror_pending(self, match_id: str) -> bool:
+        """Whether the match is the first leg of a duplicate pair whose other leg (on the same
+        deals) has no result yet: what the arena holds its log and replay back for."""
+        row = self.db.execute(
+            "SELECT 1 FROM matches WHERE duplicate_of = ?"
+            " AND match_id NOT IN (SELECT match_id FROM results) LIMIT 1",
+            (match_id,),
+        ).fetchone()
+        return row is not None
+
 
 def _state(row: sqlite3.Row | JsonObject) -> MatchState:
     try:

@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS recorded (
     recorded_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS matches_by_seat0 ON matches (seat0);
+CREATE INDEX IF NOT EXISTS matches_by_duplicate ON matches (duplicate_of);
 CREATE INDEX IF NOT EXISTS matches_by_seat1 ON matches (seat1);
 """
 

@@ -12,20 +12,21 @@ from tournaments.arena.privacy import redacted_log
 from tournaments.arena.web._auth import api_author, bearer, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import url_path
-from tournaments.arena.web._state import owned_seats, web_of
+from tournaments.arena.web._state import hold_for_mirror, owned_seats, web_of
 
 __all__ = ["log_download", "standings_csv", "standings_json", "static"]
 
 
 def log_download(request: Request) -> Response:
     """``/matches/{match_id}/log.jsonl``: a match's log, the fault evidence of the seats the
-    viewer (by session or token) does not own emptied."""
+    viewer (by session or token) does not own emptied; held while its pair's other leg plays."""
     web = web_of(request)
     match_id = request.path_params["match_id"]
     store = web.service.reader()
     result = store.result(match_id)
     if result is None or not Path(result.log_path).is_file():
         raise Refused(404, "no log for this match")
+    hold_for_mirror(store, match_id)
     author = viewer_of(request, store).author if bearer(request) is None else None
     if bearer(request) is not None:
         author = api_author(request, store, web.api)

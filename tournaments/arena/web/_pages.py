@@ -19,7 +19,7 @@ from tournaments.arena.web._auth import viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._hardening import REPLAY_CSP
 from tournaments.arena.web._plot import rating_plot
-from tournaments.arena.web._state import stderr_text, web_of
+from tournaments.arena.web._state import HELD, stderr_text, web_of
 from tournaments.registry import parse_spec
 from tournaments.store import MatchRow, MatchState
 
@@ -136,6 +136,7 @@ def match_page(request: Request) -> Response:
     return web.page(
         "match.html",
         viewer,
+        held=HELD if result is not None and store.mirror_pending(match_id) else None,
         match_id=match_id,
         match=match,
         state=state,

@@ -35,7 +35,7 @@ from tournaments.stats.standings import Pairwise
 from tournaments.store import ResultRow
 from tournaments.views.replay_html import replay_html
 
-__all__ = ["REPLAY_CACHE", "Web", "owned_seats", "stderr_text", "web_of"]
+__all__ = ["HELD", "REPLAY_CACHE", "Web", "hold_for_mirror", "owned_seats", "stderr_text", "web_of"]
 
 
 ARENA_DIR: Final = Path(__file__).parent.parent
@@ -109,6 +109,7 @@ class Web:
         result = store.result(match_id)
         if result is None:
             raise Refused(404, "no replay: this match has no result yet")
+        hold_for_mirror(store, match_id)
         visible = owned_seats(store, result.seats, author)
         key = (match_id, seat, visible)
         with self._replay_lock:
@@ -121,6 +122,23 @@ class Web:
             while len(self._replays) > REPLAY_CACHE:
                 self._replays.popitem(last=False)
         return html
+
+
+HELD: Final = (
+    "held until the other leg of its pair, on the same deals, is played: its log would show "
+    "that leg's cards"
+)
+
+
+def hold_for_mirror(store: ArenaStore, match_id: str) -> None:
+    """Refuse what shows a match's deals (its log, its replay) while its pair's other leg,
+    dealt the same cards with the seats swapped, is still to play or playing.
+
+    Raises:
+        Refused: it is held (404, saying so and why).
+    """
+    if store.mirror_pending(match_id):
+        raise Refused(404, f"this match's log and replay are {HELD}")
 
 
 def web_of(request: Request) -> Web:

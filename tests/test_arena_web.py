@@ -41,6 +41,7 @@ from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.arena.web import (
     API_PER_MINUTE,
     CSP,
+    FAILED_LOGINS_PER_MINUTE,
     FORM_BYTES,
     LOGINS_PER_MINUTE,
     REPLAY_CSP,
@@ -774,6 +775,7 @@ def test_requests_over_the_rate_limits_get_429(site: Any, built: Home) -> None:
         other = {"content_type": "application/gzip", **_bearer(built.tokens["alice"])}
         assert (await site.post("/api/bots", b"x", **other)).status == 202  # per token
         await assert_limited(partial(site.form, "/login", {"token": "x"}), LOGINS_PER_MINUTE, 403)
+        # (refused for its CSRF token: not a failed login, so the limit of all logins holds)
 
         async def guess() -> Reply:
             return await site.post("/api/bots", b"x", **_bearer(new_token()))
@@ -877,6 +879,74 @@ def test_one_address_cannot_hold_every_event_stream(site: Any) -> None:
         finally:
             for one in held:
                 one.close()
+
+    site(check)
+
+
+def test_a_class_of_60_behind_one_address_logs_in_and_watches(
+    site: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """60 students behind one NAT (one address): each logs in and opens the live page, which
+    a limit per address (10 logins a minute, 6 streams) refused after the sixth. Visitors from
+    that address still get 6 streams; visitors from anywhere get their share of all streams
+    (here 3) and no more, and an author gets in past it; an address that fails 10 logins a
+    minute is stopped before its form is read, a valid token and all."""
+    monkeypatch.setattr("tournaments.arena.web._auth.VISITOR_STREAMS", 3)
+
+    def stream(source: str, cookie: str = "") -> socket.socket:
+        held = socket.create_connection((site_of.host, site_of.port), 30, (source, 0))
+        extra = f"Cookie: {cookie}\r\n" if cookie else ""
+        held.sendall(f"GET /events HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode())
+        return held
+
+    def status(held: socket.socket) -> int:
+        head = b""
+        while b"\r\n" not in head:
+            chunk = held.recv(1024)
+            if not chunk:
+                break
+            head += chunk
+        return int(head.split(b" ")[1])
+
+    site_of: Site
+
+    async def check(site: Site) -> None:
+        nonlocal site_of
+        site_of = site
+        store = site.service.store
+        tokens = []
+        for index in range(60):
+            store.add_author(f"student{index:02d}")
+            tokens.append(new_token())
+            store.add_token(f"student{index:02d}", token_digest(tokens[-1]))
+        cookies = [await site.login(token) for token in tokens]  # 60 logins in a few seconds
+        held: list[socket.socket] = []
+        try:
+            for cookie in cookies:
+                held.append(await trio.to_thread.run_sync(stream, "127.0.0.1", cookie))
+                assert await trio.to_thread.run_sync(status, held[-1]) == 200
+            assert site.service.events.listeners == 60
+            visitors = [await trio.to_thread.run_sync(stream, f"127.0.0.{n}") for n in (2, 3, 4)]
+            held += visitors
+            assert [await trio.to_thread.run_sync(status, one) for one in visitors] == [200] * 3
+            late = await trio.to_thread.run_sync(stream, "127.0.0.5")
+            held.append(late)
+            assert await trio.to_thread.run_sync(status, late) == 503  # the visitors' share
+            author = await trio.to_thread.run_sync(stream, "127.0.0.5", cookies[0])
+            held.append(author)
+            assert await trio.to_thread.run_sync(status, author) == 200  # an author's 2nd
+        finally:
+            for one in held:
+                one.close()
+        for _ in range(FAILED_LOGINS_PER_MINUTE):
+            page = await site.get("/login")
+            fields = {"token": new_token(), "csrf": _csrf(page.text)}
+            nonce = f"gin_login={page.cookie('gin_login')}"
+            assert (await site.form("/login", fields, cookie=nonce)).status == 401
+        page = await site.get("/login")
+        fields = {"token": tokens[0], "csrf": _csrf(page.text)}
+        nonce = f"gin_login={page.cookie('gin_login')}"
+        assert (await site.form("/login", fields, cookie=nonce)).status == 429
 
     site(check)
 

@@ -14,9 +14,10 @@ session id, the store only its SHA-256 digest, looked up on each request (loggin
 session, and so does revoking the token it was opened with); a CSRF token (an HMAC of the session
 id) on every form plus an Origin/Referer check on every form post; request bodies capped while
 they are read (413); token buckets per API token, per client address for anonymous API calls and
-for ``/login`` (429 with ``Retry-After``); at most :data:`STREAMS_PER_CLIENT` live-page streams
-per client address (429); static files from a fixed map held in memory (no path reaches the
-server's files); every text a bot or an author gave escaped
+for ``/login`` (all, and failed ones before the form is read; 429 with ``Retry-After``); at
+most :data:`STREAMS_PER_CLIENT` live-page streams per logged-in author or visitor's address
+(429), and :data:`VISITOR_STREAMS` for visitors in all (503); static files from a fixed map
+held in memory (no path reaches the server's files); every text a bot or an author gave escaped
 (Jinja2's autoescape, and :func:`referee.bot_text.shown` for control characters); error pages
 without tracebacks.
 
@@ -39,11 +40,13 @@ The modules, each endpoint a function of its own that finds the app's parts in
 from tournaments.arena.web._app import ROUTES, create_app
 from tournaments.arena.web._auth import (
     API_PER_MINUTE,
+    FAILED_LOGINS_PER_MINUTE,
     LOGINS_PER_MINUTE,
     SESSION_COOKIE,
     SESSION_S,
     STREAMS_PER_CLIENT,
     UPLOADS_PER_MINUTE,
+    VISITOR_STREAMS,
 )
 from tournaments.arena.web._hardening import CSP, FORM_BYTES, REPLAY_CSP
 from tournaments.arena.web._live import PING_S
@@ -53,6 +56,7 @@ from tournaments.arena.web._state import REPLAY_CACHE
 __all__ = [
     "API_PER_MINUTE",
     "CSP",
+    "FAILED_LOGINS_PER_MINUTE",
     "FORM_BYTES",
     "LOGINS_PER_MINUTE",
     "PING_S",
@@ -65,5 +69,6 @@ __all__ = [
     "STDERR_SHOWN",
     "STREAMS_PER_CLIENT",
     "UPLOADS_PER_MINUTE",
+    "VISITOR_STREAMS",
     "create_app",
 ]

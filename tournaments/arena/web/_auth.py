@@ -4,7 +4,12 @@ Sessions are kept by the server: the cookie (HttpOnly, SameSite=Strict, Secure o
 a random session id, the store only its SHA-256 digest, looked up on each request. Every form
 carries a CSRF token (an HMAC of the session id) and is checked for its Origin (or Referer). API
 calls name their author by a bearer token. Token buckets limit requests per API token and per
-client address; live-page streams are counted per client address (an IPv6 address by its /64).
+client address; live-page streams are counted per logged-in author, or per client address for
+visitors (an IPv6 address by its /64), and visitors together may hold only a share of all
+streams, so that a class behind one address (one NAT) works, each student logged in, and no set
+of addresses can shut the authors out. Logins are limited per address twice: all of them
+(``LOGINS_PER_MINUTE``, a class logging in at once), and the failed ones
+(``FAILED_LOGINS_PER_MINUTE``, checked before the form is read: guessing tokens).
 """
 
 from __future__ import annotations
@@ -31,12 +36,14 @@ from tournaments.arena.web._errors import Refused
 
 __all__ = [
     "API_PER_MINUTE",
+    "FAILED_LOGINS_PER_MINUTE",
     "LOGINS_PER_MINUTE",
     "LOGIN_COOKIE",
     "SESSION_COOKIE",
     "SESSION_S",
     "STREAMS_PER_CLIENT",
     "UPLOADS_PER_MINUTE",
+    "VISITOR_STREAMS",
     "Buckets",
     "Csrf",
     "Streams",
@@ -58,10 +65,16 @@ SESSION_S: Final = 14 * 24 * 3600
 """How long a session lasts (the token's revocation ends it sooner)."""
 UPLOADS_PER_MINUTE: Final = 6
 API_PER_MINUTE: Final = 120
-LOGINS_PER_MINUTE: Final = 10
+LOGINS_PER_MINUTE: Final = 120
+"""Logins from one client address a minute: a class behind one address logging in at once."""
+FAILED_LOGINS_PER_MINUTE: Final = 10
+"""Failed logins (a token that is not a live one) from one client address a minute."""
 STREAMS_PER_CLIENT: Final = 6
-"""Live-page event streams one client address may hold open at once (an IPv6 address counts by
-its /64)."""
+"""Live-page event streams one logged-in author, or one visitor's client address, may hold open
+at once (an IPv6 address counts by its /64)."""
+VISITOR_STREAMS: Final = 600
+"""Live-page streams visitors (not logged in) may hold in all: the rest of the service's
+``MAX_LISTENERS`` (1,000) stays for authors, however many addresses visitors come from."""
 
 
 # --- limits --------------------------------------------------------------------------------------
@@ -82,6 +95,17 @@ class Buckets:
         Raises:
             Refused: none left (429, with the seconds until the next).
         """
+        self._level(key, spend=True)
+
+    def check(self, key: str) -> None:
+        """Refuse as :meth:`take` would, taking nothing.
+
+        Raises:
+            Refused: none left (429, with the seconds until the next).
+        """
+        self._level(key, spend=False)
+
+    def _level(self, key: str, *, spend: bool) -> None:
         now = time.monotonic()
         with self._lock:
             level, then = self._levels.get(key, (self.capacity, now))
@@ -90,7 +114,7 @@ class Buckets:
                 self._levels[key] = (level, now)
                 wait = math.ceil((1.0 - level) / self.rate)
                 raise Refused(429, "too many requests: slow down", max(wait, 1))
-            self._levels[key] = (level - 1.0, now)
+            self._levels[key] = (level - 1.0 if spend else level, now)
             if len(self._levels) > 10_000:  # forget the full ones
                 full = [k for k, (lv, t) in self._levels.items() if lv + (now - t) * self.rate >= 1]
                 for stale in full[:5_000]:
@@ -98,22 +122,31 @@ class Buckets:
 
 
 class Streams:
-    """The live-page event streams open per client address (touched on the trio thread only)."""
+    """The live-page event streams open per logged-in author, or per visitor's client address
+    (touched on the trio thread only)."""
 
     def __init__(self) -> None:
         self._held: dict[str, int] = {}
+        self.visitors = 0
+        """Streams held by visitors (not logged in), in all."""
 
-    def hold(self, client: str) -> str:
-        """Count one more event stream of a client address; the key to give back.
+    def hold(self, client: str, author: str | None) -> str:
+        """Count one more event stream of an author (``author``), or of a visitor's client
+        address; the key to give back.
 
         Raises:
-            Refused: the client holds :data:`STREAMS_PER_CLIENT` already (429).
+            Refused: the author or the address holds :data:`STREAMS_PER_CLIENT` already (429);
+                visitors hold :data:`VISITOR_STREAMS` in all (503).
         """
-        key = client_key(client)
+        key = "author:" + author if author is not None else "addr:" + client_key(client)
         held = self._held.get(key, 0)
         if held >= STREAMS_PER_CLIENT:
-            raise Refused(429, "too many live pages open from your address: close some", 30)
+            whose = "you have" if author is not None else "your address has"
+            raise Refused(429, f"too many live pages open: {whose} {held}: close some", 30)
+        if author is None and self.visitors >= VISITOR_STREAMS:
+            raise Refused(503, "too many live pages open by visitors: log in, or try later", 30)
         self._held[key] = held + 1
+        self.visitors += author is None
         return key
 
     def release(self, key: str) -> None:
@@ -123,6 +156,8 @@ class Streams:
             self._held[key] = held
         else:
             self._held.pop(key, None)
+        if key.startswith("addr:"):
+            self.visitors -= 1
 
 
 def client(request: Request) -> str:

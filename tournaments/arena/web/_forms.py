@@ -20,6 +20,7 @@ from tournaments.arena.web._auth import (
     SESSION_S,
     Viewer,
     client,
+    client_key,
     open_session,
     session_digest,
     set_cookie,
@@ -53,13 +54,16 @@ def login_form(request: Request) -> Response:
 async def login(request: Request) -> Response:
     """``POST /login``: a session opened with a live token (401 and the form again without)."""
     web = web_of(request)
-    web.logins.take(client(request))
+    address = client_key(client(request))
+    web.failed_logins.check(address)  # an address guessing tokens: stopped before its body
+    web.logins.take(address)
     form = await read_form(request)
     nonce = request.cookies.get(LOGIN_COOKIE, "")
     web.csrf.check(request, form, "login:" + nonce if nonce else "")
     token = form.get("token", "").strip()
     author = author_of(web.service.store, token)
     if author is None:
+        web.failed_logins.take(address)
         return web.page(
             "login.html",
             Viewer(),

@@ -58,11 +58,11 @@ async def events(request: Request) -> Response:
     """``/events``: the live page's event stream.
 
     Raises:
-        Refused: the client holds too many streams (429), or the service has too many
-            listeners (503).
+        Refused: the author or the visitor's address holds too many streams (429), visitors
+            hold their share of all streams, or the service has too many listeners (503).
     """
     web = web_of(request)
-    key = web.streams.hold(client(request))
+    key = web.streams.hold(client(request), viewer_of(request, web.service.reader()).author)
     if web.service.events.listeners >= MAX_LISTENERS:
         web.streams.release(key)
         raise Refused(503, "too many live pages open: try again later")

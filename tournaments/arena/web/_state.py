@@ -21,6 +21,7 @@ from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import (
     API_PER_MINUTE,
+    FAILED_LOGINS_PER_MINUTE,
     LOGINS_PER_MINUTE,
     UPLOADS_PER_MINUTE,
     Buckets,
@@ -68,6 +69,7 @@ class Web:
         self.uploads = Buckets(UPLOADS_PER_MINUTE)
         self.api = Buckets(API_PER_MINUTE)
         self.logins = Buckets(LOGINS_PER_MINUTE)
+        self.failed_logins = Buckets(FAILED_LOGINS_PER_MINUTE)
         self.streams = Streams()
         self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
         self.board_json: tuple[Board, bytes] | None = None

@@ -3,6 +3,9 @@ every bad input answered in one line."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +33,41 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def gin(*args: str) -> tuple[int, str, str]:
     result = runner.invoke(app, list(args))
     return result.exit_code, result.stdout, result.stderr
+
+
+def test_in_a_terminal_the_token_comes_after_its_caption(home: Path) -> None:
+    """Both on one terminal: the caption first (the token was printed above it), then the
+    token alone on its line."""
+    primary, secondary = os.openpty()
+    try:
+        ran = subprocess.run(
+            [sys.executable, "-m", "tournaments.cli.entry", "arena", "author", "add", "tty"],
+            stdin=subprocess.DEVNULL,
+            stdout=secondary,
+            stderr=secondary,
+            env={**os.environ, "GIN_HOME": str(home), "TERM": "dumb"},
+            timeout=60,
+            check=False,
+        )
+        os.close(secondary)
+        secondary = -1
+        said = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(primary)
+        if secondary >= 0:
+            os.close(secondary)
+    assert ran.returncode == 0
+    lines = [line.strip() for line in said.decode().splitlines() if line.strip()]
+    assert lines[0].startswith("author tty added; their token"), lines
+    assert lines[1].startswith("gin_"), lines
 
 
 def test_an_author_s_token_is_printed_once_stored_hashed_and_revocable(home: Path) -> None:

@@ -7,6 +7,7 @@ import contextlib
 import errno
 import socket
 import sqlite3
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -296,14 +297,20 @@ def author_token(name: Annotated[str, typer.Argument(help="The author's name.")]
 
 def _print_token(make: Callable[[ArenaStore, str], str], name: str, what: str) -> None:
     """Make a token and print it on standard output alone (what it is goes to standard error,
-    so that ``gin arena author add NAME > token`` keeps just the token)."""
+    so that ``gin arena author add NAME > token`` keeps just the token; in a terminal both go
+    to standard output, the caption first)."""
     _, store = open_arena()
     try:
         token = make(store, name)
     except AccountError as error:
         raise fail(str(error)) from None
-    errors.print(f"{what} (shown once, keep it secret):")
-    print(token)
+    caption = f"{what} (shown once, keep it secret):"
+    if sys.stdout.isatty():  # one stream, so the caption is above the token in any terminal
+        console.print(caption)
+    else:
+        errors.print(caption)
+        sys.stderr.flush()
+    print(token, flush=True)
 
 
 @author_app.command("revoke")

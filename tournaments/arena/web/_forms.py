@@ -80,10 +80,10 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     """``POST /logout``: the session ended and its cookie deleted."""
     web = web_of(request)
-    form = await read_form(request)
     viewer = viewer_of(request, web.service.store)
     response = RedirectResponse("/", 303)
     if viewer.author is not None:  # a dead session has nothing to end: just the cookie
+        form = await read_form(request)  # (nor a body to wait for)
         web.csrf.check(request, form, viewer.session)
         web.service.store.end_session(session_digest(viewer.session))
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
@@ -93,10 +93,10 @@ async def logout(request: Request) -> Response:
 async def retire_form(request: Request) -> Response:
     """``POST /bots/{ident}/retire``: the logged-in author's bot taken off the ladder."""
     web = web_of(request)
-    form = await read_form(request)
     viewer = viewer_of(request, web.service.store)
-    if viewer.author is None:
+    if viewer.author is None:  # before its body is read
         raise Refused(401, "log in first")
+    form = await read_form(request)
     web.csrf.check(request, form, viewer.session)
     ident = request.path_params["ident"]
     try:

@@ -550,6 +550,48 @@ def test_the_leaderboard_bot_and_match_pages_in_chromium(
     browser.screenshot(ARTIFACTS / "match-replay.png")
 
 
+FITS: str = """(() => {
+  const header = document.querySelector('header.top');
+  return {scroll: document.documentElement.scrollWidth,
+          header: header.scrollWidth - header.clientWidth,
+          right: Math.max(...Array.from(header.querySelectorAll('a, button, span'),
+                                        (e) => e.getBoundingClientRect().right))};
+})()"""
+"""How wide a page lays out (a phone's browser zooms out to it, so the window's own width says
+nothing) and how far the header's parts reach."""
+
+
+@needs_chromium
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 900)])
+def test_every_page_fits_a_phone_and_a_desktop(
+    site: Site, uploads: Uploads, browser: Chromium, width: int, height: int
+) -> None:
+    """No page scrolls sideways at 390 px (the board was 810 px wide, a match 782; the header
+    ran off the screen): a wide table scrolls within itself. Screenshots kept."""
+    assert uploads.raw[2]["state"] == "accepted"
+    match = _bob_match(site)
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}
+    browser.call("Emulation.setDeviceMetricsOverride", metrics)
+    pages = {
+        "leaderboard": "/",
+        "bot": f"/bots/{quote(BOB_BOT)}",
+        "match": f"/matches/{quote(match)}",
+        "live": "/live",
+        "login": "/login",
+    }
+    try:
+        for name, path in pages.items():
+            visit(browser, site.url + path)
+            fits = browser.evaluate(FITS)
+            assert fits["scroll"] <= width, (name, fits)
+            assert fits["header"] <= 0, (name, fits)
+            assert fits["right"] <= width, (name, fits)
+            browser.screenshot(ARTIFACTS / f"{name}-{width}px.png")
+    finally:
+        metrics = {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+        browser.call("Emulation.setDeviceMetricsOverride", metrics)
+
+
 def test_the_event_stream_says_started_and_finished(site: Site, uploads: Uploads) -> None:
     assert uploads.cli.returncode == 0
     connection = http.client.HTTPConnection("127.0.0.1", site.port, timeout=90)

@@ -150,7 +150,7 @@
       " · step " + (state.step + 1) + "/" + DATA.steps.length;
     $("slider").value = String(state.step);
     $("hand-select").value = String(Math.max(0, step.hand));
-    $("play").textContent = state.playing ? "\u23f8 pause" : "\u25b6 play";
+    $("play").textContent = state.playing ? "\u2016 pause" : "\u25b6 play"; // U+23F8 is a box in many fonts
     $("play").classList.toggle("on", state.playing);
     const event = $("event");
     event.className = "event " + step.kind;

@@ -357,6 +357,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "tournaments.arena.web": (
         "API_PER_MINUTE",
         "CSP",
+        "FAILED_LOGINS_PER_MINUTE",
         "FORM_BYTES",
         "LOGINS_PER_MINUTE",
         "PING_S",
@@ -369,6 +370,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "STDERR_SHOWN",
         "STREAMS_PER_CLIENT",
         "UPLOADS_PER_MINUTE",
+        "VISITOR_STREAMS",
         "create_app",
     ),
     "tournaments.audit": (
@@ -618,6 +620,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "critical_z",
         "elo_from_score",
         "mean_estimate",
+        "normalized_elo",
         "reading",
         "score_estimate",
         "score_from_elo",

@@ -51,6 +51,7 @@ __all__ = [
     "api_author",
     "bearer",
     "client",
+    "client_key",
     "open_session",
     "session_digest",
     "set_cookie",

@@ -10,11 +10,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask,workbench]'
 	touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask,bench]'
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e '.[dev,dask,workbench,bench]'
 	touch $@
 
 # The Node.js sample bot's dependencies (npm ci, again only when its lock file changes). CI needs

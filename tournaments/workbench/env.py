@@ -63,9 +63,11 @@ from referee.rules import (
     greedy_policy,
     observation,
 )
-from referee.rules.scoring import DEFAULT_PARAMS
 
 T = TypeVar("T")
+
+DEFAULT_PARAMS: Final = RuleParams()
+"""The rules' default parameters (a series to 100 points a game, the usual knock limit)."""
 
 AGENTS: Final = ("player_0", "player_1")
 """The agent of each seat."""
@@ -136,7 +138,7 @@ FIELDS: Final = (
 """The observation vector's fields in order, with their lengths (see :data:`LAYOUT`)."""
 
 
-def _layout() -> dict[str, slice]:
+def _layout() -> dict[str, slice[int, int, None]]:
     layout, start = {}, 0
     for name, size in FIELDS:
         layout[name] = slice(start, start + size)
@@ -325,7 +327,7 @@ def action_mask(legal: Sequence[Action]) -> npt.NDArray[np.int8]:
     return mask
 
 
-def observation_space(params: RuleParams = DEFAULT_PARAMS) -> spaces.Dict:
+def observation_space(params: RuleParams = DEFAULT_PARAMS) -> spaces.Dict:  # type: ignore[explicit-any]  # Gymnasium's Dict space is a Space of dict[str, Any]
     """The observation space of either seat: ``observation`` (:func:`encode`) and
     ``action_mask`` (:func:`action_mask`)."""
     return spaces.Dict(
@@ -340,7 +342,7 @@ def observation_space(params: RuleParams = DEFAULT_PARAMS) -> spaces.Dict:
 
 Reward: TypeAlias = Literal["series", "game", "hand"]
 REWARDS: Final[tuple[Reward, ...]] = get_args(Reward)
-EnvObservation: TypeAlias = dict[str, Any]
+EnvObservation: TypeAlias = dict[str, Any]  # type: ignore[explicit-any]  # Gymnasium's and PettingZoo's observations are dicts of arrays
 """``observation`` and ``action_mask``, two NumPy arrays (as in :func:`observation_space`)."""
 EnvAction: TypeAlias = int | SupportsInt | Action | None
 
@@ -381,7 +383,7 @@ class GinEnv(AECEnv[str, EnvObservation, EnvAction]):
     hand cap is a rule of the series, so a capped series terminates with its result.
     """
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 - PettingZoo's class attribute
+    metadata: dict[str, Any] = {  # type: ignore[explicit-any]  # noqa: RUF012 - PettingZoo's class attribute
         "name": "hollywood_gin_v0",
         "render_modes": ["human", "ansi"],
         "is_parallelizable": False,
@@ -427,7 +429,7 @@ class GinEnv(AECEnv[str, EnvObservation, EnvAction]):
         """``Discrete(108)``: the action numbers of :data:`ACTIONS`."""
         return self.action_spaces[agent]
 
-    def reset(
+    def reset(  # type: ignore[explicit-any]  # PettingZoo's reset signature
         self,
         seed: int | None = None,
         options: dict[str, Any] | None = None,  # noqa: ARG002 - PettingZoo's signature
@@ -570,13 +572,22 @@ def describe(series: SeriesState) -> str:
     return "\n".join(lines)
 
 
-def env(**kwargs: Any) -> OrderEnforcingWrapper[str, EnvObservation, EnvAction]:
+def env(
+    *,
+    reward: Reward = "series",
+    params: RuleParams = DEFAULT_PARAMS,
+    render_mode: str | None = None,
+    illegal_reward: float = -1.0,
+) -> OrderEnforcingWrapper[str, EnvObservation, EnvAction]:
     """A :class:`GinEnv` (same keyword arguments) in PettingZoo's ``OrderEnforcingWrapper``.
 
     Raises:
         ValueError: an unknown reward or render mode.
     """
-    return OrderEnforcingWrapper(GinEnv(**kwargs))
+    game = GinEnv(
+        reward=reward, params=params, render_mode=render_mode, illegal_reward=illegal_reward
+    )
+    return OrderEnforcingWrapper(game)
 
 
 raw_env = GinEnv
@@ -596,7 +607,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
     with ``illegal_reward``; one of the opponent raises.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"]}  # noqa: RUF012
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"]}  # type: ignore[explicit-any]  # noqa: RUF012 - Gymnasium's class attribute
 
     def __init__(
         self,
@@ -622,7 +633,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
         self.observation_space = self.game.observation_space(self.agent)
         self.action_space = spaces.Discrete(ACTION_COUNT)
 
-    def reset(
+    def reset(  # type: ignore[explicit-any]  # Gymnasium's reset signature
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[EnvObservation, dict[str, Any]]:
         """Deal a series (as :meth:`GinEnv.reset`) and play the opponent up to the learner's
@@ -636,7 +647,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
         self._play_opponent()
         return self._outcome()[0], self._info()
 
-    def step(
+    def step(  # type: ignore[explicit-any]  # Gymnasium's step signature (its info dict)
         self, action: int | SupportsInt | Action
     ) -> tuple[EnvObservation, float, bool, bool, dict[str, Any]]:
         """Play the learner's action, then the opponent's until the learner is to move again
@@ -662,7 +673,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
                 raise IllegalActionError(f"the opponent policy chose {chosen}: {error}") from None
             game.step(chosen)
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self) -> dict[str, Any]:  # type: ignore[explicit-any]  # Gymnasium's info dict
         """A new info dict (a caller may keep and change it): the learner's view and legal
         actions, as :class:`GinEnv` gives the agent to move."""
         info = self.game.infos[self.agent]

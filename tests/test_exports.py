@@ -766,6 +766,22 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "raw_env",
         "total_bound",
     ),
+    "tournaments.workbench.logs": (
+        "Decided",
+        "NotAsRecordedError",
+        "RecordedSeries",
+        "play_recorded",
+        "write_log",
+    ),
+    "tournaments.workbench.policy": (
+        "SANDBOX_PACKAGES",
+        "PolicyError",
+        "PolicyFolder",
+        "PolicyKind",
+        "PolicySource",
+        "find_policy",
+        "policy_bot_folder",
+    ),
 }
 """Public names by package or module (see the module docstring for which are pinned)."""
 
@@ -895,7 +911,11 @@ MODULES: dict[str, tuple[str, ...]] = {
         "replay_html",
         "words",
     ),
-    "tournaments.workbench": ("env",),
+    "tournaments.workbench": (
+        "env",
+        "logs",
+        "policy",
+    ),
 }
 """Public modules and subpackages of each package that is not sealed."""
 

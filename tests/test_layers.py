@@ -149,3 +149,26 @@ def test_the_statistics_read_rows_not_the_database() -> None:
     }
     assert store_imports <= STATS_READ_OF_THE_STORE
     assert store_imports  # the statistics do read rows: the walk saw them
+
+
+TRAINING_LIBRARIES: Final = frozenset({"pettingzoo", "gymnasium"})
+"""The workbench extra's libraries: only the workbench may import them, never the referee."""
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """The top-level names of every absolute import in a file, wherever it sits (lazy ones too)."""
+    tops = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            tops |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+def test_only_the_workbench_imports_the_training_libraries() -> None:
+    importers = {
+        name for name, path in project_modules() if third_party_imports(path) & TRAINING_LIBRARIES
+    }
+    assert importers  # the walk saw the workbench's environment
+    assert {layer(name) for name in importers} == {"tournaments.workbench"}

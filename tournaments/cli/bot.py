@@ -31,6 +31,7 @@ from tournaments.cli.common import (
 )
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
 from tournaments.store import MatchState, Store
+from tournaments.workbench.policy import PolicyError, policy_bot_folder
 
 __all__: list[str] = []
 
@@ -39,8 +40,21 @@ __all__: list[str] = []
 def bot_new(
     name: Annotated[str, typer.Argument(help="The bot's name: lowercase, digits, '-' and '_'.")],
     directory: Annotated[Path, typer.Option("--dir", help="Where to create the folder.")] = Path(),
+    from_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--from-policy",
+            metavar="MODULE:NAME",
+            help="Play this policy (view, legal) -> action, found from the current folder; "
+            "its code is copied in (docs/workbench.md).",
+        ),
+    ] = None,
 ) -> None:
-    """Write a ready-to-run bot folder (manifest, code, a test) from the template."""
+    """Write a ready-to-run bot folder (manifest, code, a test) from the template, or around a
+    policy of yours (--from-policy)."""
+    if from_policy is not None:
+        _bot_from_policy(name, directory, from_policy)
+        return
     made = not directory.exists()
     try:
         folder = create_bot_folder(name, directory)
@@ -54,6 +68,21 @@ def bot_new(
     console.print(
         f"next: edit {said(folder / 'bot.py')}, then run: pytest {said(folder)}", soft_wrap=True
     )
+
+
+def _bot_from_policy(name: str, directory: Path, spec: str) -> None:
+    """``gin bot new NAME --from-policy MODULE:NAME``."""
+    try:
+        made = policy_bot_folder(name, spec, directory)
+    except PolicyError as error:
+        raise fail(str(error)) from None
+    except OSError as error:
+        raise fail(f"cannot make {directory / name}: {error.strerror}") from None
+    files = ", ".join(made.files)
+    console.print(f"created {said(made.folder)}/ with {said(files)}", soft_wrap=True)
+    for note in made.source.notes:
+        console.print(f"note: {said(note)}", soft_wrap=True)
+    console.print(f"next: gin bot check {said(made.folder)}", soft_wrap=True)
 
 
 @bot_app.command("check")

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, Final, Literal, SupportsInt, TypeAlias, TypeVar, get_args
+from typing import Final, Literal, SupportsInt, TypeAlias, TypeVar, cast, get_args
 
 import gymnasium
 import numpy as np
@@ -327,7 +327,9 @@ def action_mask(legal: Sequence[Action]) -> npt.NDArray[np.int8]:
     return mask
 
 
-def observation_space(params: RuleParams = DEFAULT_PARAMS) -> spaces.Dict:  # type: ignore[explicit-any]  # Gymnasium's Dict space is a Space of dict[str, Any]
+def observation_space(
+    params: RuleParams = DEFAULT_PARAMS,
+) -> spaces.Dict[npt.NDArray[np.float32 | np.int8]]:
     """The observation space of either seat: ``observation`` (:func:`encode`) and
     ``action_mask`` (:func:`action_mask`)."""
     return spaces.Dict(
@@ -342,7 +344,8 @@ def observation_space(params: RuleParams = DEFAULT_PARAMS) -> spaces.Dict:  # ty
 
 Reward: TypeAlias = Literal["series", "game", "hand"]
 REWARDS: Final[tuple[Reward, ...]] = get_args(Reward)
-EnvObservation: TypeAlias = dict[str, Any]  # type: ignore[explicit-any]  # Gymnasium's and PettingZoo's observations are dicts of arrays
+RENDER_MODES: Final = ("human", "ansi")
+EnvObservation: TypeAlias = dict[str, npt.NDArray[np.float32 | np.int8]]
 """``observation`` and ``action_mask``, two NumPy arrays (as in :func:`observation_space`)."""
 EnvAction: TypeAlias = int | SupportsInt | Action | None
 
@@ -383,9 +386,9 @@ class GinEnv(AECEnv[str, EnvObservation, EnvAction]):
     hand cap is a rule of the series, so a capped series terminates with its result.
     """
 
-    metadata: dict[str, Any] = {  # type: ignore[explicit-any]  # noqa: RUF012 - PettingZoo's class attribute
+    metadata: dict[str, object] = {  # noqa: RUF012 - PettingZoo's class attribute
         "name": "hollywood_gin_v0",
-        "render_modes": ["human", "ansi"],
+        "render_modes": list(RENDER_MODES),
         "is_parallelizable": False,
     }
 
@@ -406,14 +409,15 @@ class GinEnv(AECEnv[str, EnvObservation, EnvAction]):
         super().__init__()  # type: ignore[no-untyped-call]
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be human, ansi or None, not {render_mode!r}")
         self.reward = reward
         self.params = params
         self.render_mode = render_mode
         self.illegal_reward = illegal_reward
         self.possible_agents = list(AGENTS)
-        space = observation_space(params)
+        # Gymnasium types a Dict space as a space of sub-spaces, not of their values.
+        space = cast("gymnasium.spaces.Space[EnvObservation]", observation_space(params))
         self.observation_spaces = dict.fromkeys(AGENTS, space)
         self.action_spaces = {agent: spaces.Discrete(ACTION_COUNT) for agent in AGENTS}
         self._seeds = random.Random()
@@ -429,10 +433,10 @@ class GinEnv(AECEnv[str, EnvObservation, EnvAction]):
         """``Discrete(108)``: the action numbers of :data:`ACTIONS`."""
         return self.action_spaces[agent]
 
-    def reset(  # type: ignore[explicit-any]  # PettingZoo's reset signature
+    def reset(
         self,
         seed: int | None = None,
-        options: dict[str, Any] | None = None,  # noqa: ARG002 - PettingZoo's signature
+        options: dict[str, object] | None = None,  # noqa: ARG002 - PettingZoo's signature
     ) -> None:
         """Deal a new series: the series of ``seed``, or the next seed of the generator.
 
@@ -607,7 +611,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
     with ``illegal_reward``; one of the opponent raises.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"]}  # type: ignore[explicit-any]  # noqa: RUF012 - Gymnasium's class attribute
+    metadata: dict[str, object] = {"render_modes": list(RENDER_MODES)}  # noqa: RUF012 - Gymnasium's class attribute
 
     def __init__(
         self,
@@ -633,9 +637,9 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
         self.observation_space = self.game.observation_space(self.agent)
         self.action_space = spaces.Discrete(ACTION_COUNT)
 
-    def reset(  # type: ignore[explicit-any]  # Gymnasium's reset signature
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[EnvObservation, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, object] | None = None
+    ) -> tuple[EnvObservation, dict[str, object]]:
         """Deal a series (as :meth:`GinEnv.reset`) and play the opponent up to the learner's
         first decision.
 
@@ -647,9 +651,9 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
         self._play_opponent()
         return self._outcome()[0], self._info()
 
-    def step(  # type: ignore[explicit-any]  # Gymnasium's step signature (its info dict)
+    def step(
         self, action: int | SupportsInt | Action
-    ) -> tuple[EnvObservation, float, bool, bool, dict[str, Any]]:
+    ) -> tuple[EnvObservation, float, bool, bool, dict[str, object]]:
         """Play the learner's action, then the opponent's until the learner is to move again
         or the series is over.
 
@@ -673,7 +677,7 @@ class SoloGinEnv(gymnasium.Env[EnvObservation, np.int64]):
                 raise IllegalActionError(f"the opponent policy chose {chosen}: {error}") from None
             game.step(chosen)
 
-    def _info(self) -> dict[str, Any]:  # type: ignore[explicit-any]  # Gymnasium's info dict
+    def _info(self) -> dict[str, object]:
         """A new info dict (a caller may keep and change it): the learner's view and legal
         actions, as :class:`GinEnv` gives the agent to move."""
         info = self.game.infos[self.agent]

@@ -191,7 +191,12 @@
   function link() {
     const hand = handOf(state.step);
     const where = hand < 0 ? "#step=" + (state.step + 1) : "#hand=" + (hand + 1) + "&step=" + (state.step - DATA.hands[hand] + 1);
-    if (location.hash !== where) history.replaceState(null, "", where);
+    if (location.hash === where) return;
+    try {
+      history.replaceState(null, "", where);
+    } catch (error) {
+      // A page without an address of its own (a notebook's srcdoc iframe) cannot rewrite it.
+    }
   }
 
   function linked() {

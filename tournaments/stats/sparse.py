@@ -19,7 +19,7 @@ from tournaments.stats.ratings import (
     Ratings,
     Unit,
     invert,
-    unit_dispersion,
+    settle_prior,
 )
 
 __all__ = ["ProbedCovariance", "dot", "sparse_fit"]
@@ -78,14 +78,16 @@ class _Sparse(NamedTuple):
     rows: list[list[float]]
 
 
-def _sparse_information(graph: _Graph, theta: Sequence[float]) -> _Sparse:
+def _sparse_information(
+    graph: _Graph, theta: Sequence[float], prior: float = PRIOR_GAMES
+) -> _Sparse:
     """:func:`information`, sparse: the same gradient and matrix, in ``O(pairings)``."""
     grad = [0.0] * len(theta)
     diagonal = [0.0] * len(theta)
     for bot, value in enumerate(theta):
         p = 1 / (1 + math.exp(-value))
-        grad[bot] += PRIOR_GAMES * (1 - 2 * p)
-        diagonal[bot] += 2 * PRIOR_GAMES * p * (1 - p)
+        grad[bot] += prior * (1 - 2 * p)
+        diagonal[bot] += 2 * prior * p * (1 - p)
     weights = []
     for i, j, score, count in zip(
         graph.first, graph.second, graph.score, graph.series, strict=True
@@ -150,16 +152,19 @@ def sparse_fit(
     graph Laplacian plus the prior's diagonal); the covariance is :class:`ProbedCovariance`'s
     estimate, times the same dispersion."""
     graph = _graph(totals, len(bots))
-    theta = [0.0] * len(bots)
-    for _ in range(rounds):
-        info = _sparse_information(graph, theta)
-        step = _conjugate_gradient(info, graph, info.grad, _SOLVE_TOLERANCE)
-        theta = [value + change for value, change in zip(theta, step, strict=True)]
-        if max(map(abs, step), default=0.0) < 1e-10:
-            break
-    dispersion, df = unit_dispersion(coded, theta)
+
+    def newton(theta: list[float], prior: float) -> list[float]:
+        for _ in range(rounds):
+            info = _sparse_information(graph, theta, prior)
+            step = _conjugate_gradient(info, graph, info.grad, _SOLVE_TOLERANCE)
+            theta = [value + change for value, change in zip(theta, step, strict=True)]
+            if max(map(abs, step), default=0.0) < 1e-10:
+                break
+        return theta
+
+    theta, prior, dispersion, df = settle_prior(coded, newton, [0.0] * len(bots))
     level = statistics.fmean(theta) if theta else 0.0
-    covariance = ProbedCovariance.of(graph, _sparse_information(graph, theta), dispersion)
+    covariance = ProbedCovariance.of(graph, _sparse_information(graph, theta, prior), dispersion)
     return Ratings(
         tuple(bots),
         tuple(ELO * (value - level) for value in theta),

@@ -433,7 +433,7 @@ def fit_ratings(
     >>> one = PairOutcome("a", "b", (1.0, 0.0), 0)
     >>> ratings = fit_ratings([one] * 6 + [PairOutcome("a", "b", (1.0, 1.0), 0)] * 2, ["a", "b"])
     >>> [round(x) for x in ratings.difference("a", "b")]
-    [83, -72, 239]
+    [85, -72, 243]
     """
     index = {bot: i for i, bot in enumerate(bots)}
     coded = [(index[u.bot], index[u.opponent], u.scores) for u in units]

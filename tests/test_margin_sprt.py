@@ -54,7 +54,7 @@ A_HASH = "a" * 64
     ("given", "message"),
     [
         ({"effect0": 0.3, "effect1": 0.3}, "effect1 must be greater than effect0"),
-        ({"effect0": 0.0, "effect1": 9.0}, "effect1 must be between -3 and 3"),
+        ({"effect0": 0.0, "effect1": 9.0}, "effect1 must be between -1.5 and 1.5"),
         ({"effect0": 0.0, "effect1": "big"}, "effect1 must be a number"),
         ({"effect0": 0.0, "effect1": math.nan}, "effect1 must be finite"),
         ({"effect0": 0.0, "effect1": 0.3, "alpha": 0.5}, "alpha must be between 0 and 0.5"),

@@ -149,9 +149,11 @@ def test_a_fixed_match_plays_its_pairs_and_reports_them(tmp_path: Path) -> None:
         "match", "bots", "pairs", "series", "pentanomial", "score", "elo", "los", "margin",
         "settings", "max_pairs", "llr", "bounds", "verdict", "state", "series_won",
         "series_lost", "series_drawn", "llr_percent", "reading", "statistic", "corrected",
+        "nelo", "pairs_ratio", "draw_ratio",
     }  # fmt: skip
     assert (data["series_won"], data["series_lost"], data["series_drawn"]) == (0, 10, 0)
     assert data["reading"] == "worse"  # 0-10 in 5 pairs: at most -140 Elo
+    assert (data["nelo"], data["pairs_ratio"], data["draw_ratio"]) == (None, 0.0, 0.0)  # a sweep
 
 
 def test_other_settings_for_an_existing_match_are_refused(tmp_path: Path) -> None:

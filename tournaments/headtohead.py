@@ -33,6 +33,7 @@ from tournaments.stats.inference import (
     MeanEstimate,
     ScoreEstimate,
     mean_estimate,
+    normalized_elo,
     reading,
     score_estimate,
 )
@@ -240,6 +241,29 @@ class MatchReport:
     (``tournaments.stats.stopping``), from the pairs it counted."""
     margin_skewness: float | None = None
     """The sample skewness of the pairs' margins (``None``: below 3 pairs, or no spread)."""
+    nelo: tuple[float, float, float] | None = None
+    """Normalized Elo of the pairs' scores, ``(low, estimate, high)`` at 95%
+    (:func:`~tournaments.stats.inference.normalized_elo`; ``None``: below 4 pairs, or every pair
+    one way)."""
+
+    @property
+    def pairs_ratio(self) -> float | None:
+        """Pairs won over pairs lost, as fastchess counts them: ``(1½ + 2) / (0 + ½)`` series of
+        two (``None``: no pair lost).
+
+        >>> report = MatchReport("m", ("a", "b"), 5, 10, (1, 0, 1, 2, 1), (6, 4, 0), None, None,
+        ...     None, None, None, "played")
+        >>> report.pairs_ratio, report.draw_ratio
+        (3.0, 0.0)
+        """
+        lost = self.counts[0] + self.counts[1]
+        return None if lost == 0 else round((self.counts[3] + self.counts[4]) / lost, 3)
+
+    @property
+    def draw_ratio(self) -> float | None:
+        """The share of the complete pairs' series drawn (``None``: no pairs)."""
+        series = sum(self.record)
+        return None if series == 0 else round(self.record[2] / series, 4)
 
     @property
     def reading(self) -> str | None:
@@ -282,6 +306,11 @@ class MatchReport:
                 "bound": score.bound,
             },
             "los": None if score is None else score.los,
+            "nelo": None
+            if self.nelo is None
+            else {"estimate": self.nelo[1], "low": self.nelo[0], "high": self.nelo[2]},
+            "pairs_ratio": self.pairs_ratio,
+            "draw_ratio": self.draw_ratio,
             "margin": None
             if margin is None
             else {"mean": margin.mean, "low": margin.low, "high": margin.high},
@@ -338,7 +367,14 @@ def match_report(
         if test is None or test.verdict is None or settings is None
         else corrected_estimates(units, settings, test),
         margin_skewness([float(unit.margin) for unit in units]),
+        _nelo(units),
     )
+
+
+def _nelo(units: list[PairOutcome]) -> tuple[float, float, float] | None:
+    """The pairs' normalized Elo and its interval, to one place as the standings give it."""
+    found = normalized_elo([unit.score for unit in units], 2)
+    return None if found is None else (round(found[0], 1), round(found[1], 1), round(found[2], 1))
 
 
 def _corrected_dict(found: StoppedEstimate | None) -> JsonObject | None:

@@ -248,7 +248,10 @@ def _sprt(
     if given is None:
         return None
     if not isinstance(given, dict):
-        problems.append("[sprt] must be a table of elo0, elo1, alpha, beta")
+        problems.append(
+            '[sprt] must be a table: elo0, elo1, alpha, beta, or statistic = "margin" and '
+            "effect0, effect1, alpha, beta"
+        )
         return None
     if len(bots) != 2 or duplicate is not True:
         problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")

@@ -203,7 +203,8 @@ class LeagueRunner:
         self.stop = stop
         self.tally = tally
         if tally is None and config.sprt is not None:
-            self.tally = PairTally(_first_bot(store, config), store.results(config.name))
+            recorded = store.results(config.name, as_recorded=True)
+            self.tally = PairTally(_first_bot(store, config), recorded)
         self._started = 0
         """Tasks started and not ended: the window onto the pending matches."""
         self._room = trio.lowlevel.ParkingLot()

@@ -160,9 +160,14 @@ def estimate_line(report: MatchReport) -> str:
     words = [elo_text(report.score)]
     if report.score is not None and report.score.los is not None:
         words.append(f"LOS {100 * report.score.los:.1f}%")
+    if report.nelo is not None:
+        low, mid, high = report.nelo
+        words.append(f"nElo {mid:+.0f} [{low:+.0f}, {high:+.0f}]")
     margin = report.margin
     if margin is not None and margin.low is not None and margin.high is not None:
         words.append(f"margin {margin.mean:+.1f} [{margin.low:+.1f}, {margin.high:+.1f}] points")
+    if report.pairs_ratio is not None:
+        words.append(f"pairs ratio {report.pairs_ratio:.2f}")
     return ", ".join(words)
 
 
@@ -355,7 +360,7 @@ def _play(
 ) -> MatchReport:
     """Play the match (:func:`tournaments.headtohead.play_match`); the final report."""
     try:
-        tally = PairTally(config.bots[0], store.results(config.name))
+        tally = PairTally(config.bots[0], store.results(config.name, as_recorded=True))
         kept = store.decision(config.name)
         decided = None if kept is None else SprtStatus.from_json(kept)
     except StoreDamaged as error:

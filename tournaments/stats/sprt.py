@@ -93,7 +93,10 @@ def finite(name: str, value: object) -> float:
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number, not {value!r}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float's range
+        raise ValueError(f"{name} must be finite, not an integer past a float's range") from None
     if not math.isfinite(number):
         raise ValueError(f"{name} must be finite, not {number}")
     return number

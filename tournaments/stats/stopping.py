@@ -222,27 +222,38 @@ class StoppedEstimate:
 
 def _score_drift(scores: Sequence[float], settings: SprtSettings) -> Drift:
     """The pentanomial test's LLR per pair at an Elo difference (its normal approximation, the
-    pair scores' variance from the pairs, regularised as the test's cells are)."""
+    pair scores' variance from the pairs, regularised as the test's cells are, and re-centred on
+    the difference's score as fishtest's ``LLR_drift_variance_alt2`` does: ``v + (s - mean)^2``;
+    kept fixed, a stop after a few pairs got an interval some 6 Elo lower at its low end)."""
     counts = [sum(1 for s in scores if abs(s - x) < 1e-9) for x in PAIR_SCORES]
     cells = [c if c > 0 else EMPTY_CELL for c in counts]
     total = sum(cells)
     mean = sum(c * x for c, x in zip(cells, PAIR_SCORES, strict=True)) / total
     var = sum(c * (x - mean) ** 2 for c, x in zip(cells, PAIR_SCORES, strict=True)) / total
     s0, s1 = elo_score(settings.elo0), elo_score(settings.elo1)
-    line = _line(s0, s1, math.sqrt(var))
-    return lambda elo: line(elo_score(elo))
+
+    def drift(elo: float) -> tuple[float, float]:
+        score = elo_score(elo)  # the pairs' variance re-centred on it (fishtest's alt2)
+        return _line(s0, s1, math.sqrt(var + (score - mean) ** 2))(score)
+
+    return drift
 
 
 def _margin_drift(margins: Sequence[float], settings: MarginSettings) -> Drift:
     """The margin test's LLR per pair at an effect ``d``: its exact mean at the ratio ``r`` of
-    an effect ``d`` (``d / sqrt(1 + d^2)``); its variance from the delta method, the spread of
-    ``r`` measured on the pairs (so heavy tails and skew count)."""
+    an effect ``d`` (``d / sqrt(1 + d^2)``); its variance from the delta method: the spread of
+    ``r`` measured on the pairs (so heavy tails and skew count), carried to ``d`` by the normal
+    model's ratio of spreads at ``d`` and at the pairs' own effect. (With the measured spread
+    for every ``d``, a spread that is small on the early stops narrowed the interval's low end:
+    it lay above the truth in 7% of stopped runs at 0/0.3, where 2.5% is nominal.)"""
     n = len(margins)
     m1 = math.fsum(margins) / n
     m2 = math.fsum(x * x for x in margins) / n
     root = math.sqrt(m2)
     influence = [(x - m1) / root - m1 * (x * x - m2) / (2.0 * m2 * root) for x in margins]
-    spread = math.fsum(i * i for i in influence) / n
+    measured = math.fsum(i * i for i in influence) / n
+    own = m1 / math.sqrt(max(m2 - m1 * m1, 1e-300))
+    spread_at = _normal_spread(own)
 
     def gap(r: float) -> float:
         return _profile(settings.effect1, r) - _profile(settings.effect0, r)
@@ -250,9 +261,17 @@ def _margin_drift(margins: Sequence[float], settings: MarginSettings) -> Drift:
     def drift(effect: float) -> tuple[float, float]:
         r = effect / math.sqrt(1.0 + effect * effect)
         slope = (gap(min(1.0, r + 1e-5)) - gap(max(-1.0, r - 1e-5))) / 2e-5
+        spread = measured * _normal_spread(effect) / spread_at
         return gap(r), max(slope * slope * spread, 1e-12)
 
     return drift
+
+
+def _normal_spread(effect: float) -> float:
+    """The variance of a pair's influence on ``r`` for normal margins of mean ``effect`` sd:
+    ``(1 + d^2 / 2) / (1 + d^2)^3``."""
+    square = effect * effect
+    return (1.0 + square / 2.0) / (1.0 + square) ** 3
 
 
 def _elo(score: float) -> float:

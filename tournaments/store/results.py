@@ -179,14 +179,16 @@ class ResultTables(Database):
                 stored = error
             yield logged, stored
 
-    def results(self, league: str) -> list[ResultRow]:
-        """Every result of a league, in schedule order.
+    def results(self, league: str, *, as_recorded: bool = False) -> list[ResultRow]:
+        """Every result of a league, in schedule order (``as_recorded``: in the order they were
+        recorded, as a sequential test counted them).
 
         Raises:
             StoreDamaged: a result cannot be read.
         """
+        query = _RECORDED_RESULTS if as_recorded else _LEAGUE_RESULTS
         with collector_paused():
-            rows = self.db.execute(_LEAGUE_RESULTS, (league,)).fetchall()
+            rows = self.db.execute(query, (league,)).fetchall()
             return [_result(row, self._found_log(row["log_path"], league)) for row in rows]
 
     def read_results(
@@ -292,6 +294,10 @@ _LEAGUE_RESULTS: Final = (
     "SELECT r.* FROM results r JOIN matches m USING (match_id) WHERE r.league = ? ORDER BY m.rowid"
 )
 """Every result row of a league, in schedule order."""
+_RECORDED_RESULTS: Final = (
+    "SELECT r.* FROM results r JOIN matches m USING (match_id) WHERE r.league = ? ORDER BY r.rowid"
+)
+"""The same, in the order they were recorded (a result is inserted once, never replaced)."""
 
 
 def _result(row: sqlite3.Row | JsonObject, log_path: str) -> ResultRow:

@@ -1,11 +1,12 @@
 """Strength of the ``house`` sample bot per search budget, in-process, in duplicate pairs.
 
-    python -m benchmarks.house_strength [--budgets 20,50,100,200] [--rivals strong,greedy]
+    python -m benchmarks.house_strength [--budgets 20,50,100,200r] [--rivals strong,greedy]
         [--pairs N] [--jobs J] [--seed S] [--json FILE]
     python -m benchmarks.house_strength --sprt [--budgets 100] [--elo0 0 --elo1 50]
         [--max-pairs 400] [--jobs J]
 
-The first form plays, for every budget (milliseconds of search a decision) and every rival,
+The first form plays, for every budget (milliseconds of search a decision, or with an ``r``
+played-out hands a decision: ``300r``, the same work however busy the machine) and every rival,
 ``N`` duplicate pairs (:func:`benchmarks.strength.play_pair`: one series seed, the house bot in
 seat 0 then in seat 1, the same decks) and reports the house bot's score with its Elo difference
 and 95% interval (:func:`tournaments.stats.inference.score_estimate` over pair scores, as
@@ -48,22 +49,47 @@ from sample_bots.house.strategy import Budget, HousePolicy
 from tournaments.stats.inference import ScoreEstimate, score_estimate
 from tournaments.stats.sprt import SprtRun, SprtSettings, SprtStatus
 
-BUDGETS_MS = (20, 50, 100, 200)
+BUDGETS = ("20", "50", "100", "200")
 RIVALS = ("strong", "greedy")
 
-Task = tuple[int, str, int, int]
-"""``(budget in ms, rival, pair index, series seed)``."""
+Task = tuple[str, str, int, int]
+"""``(budget, rival, pair index, series seed)``."""
 
 
-def make_house(budget_ms: int, seed: int) -> Policy:
-    """A house policy searching ``budget_ms`` a decision, seeded from the series seed."""
-    return HousePolicy(Budget(seconds=budget_ms / 1000), seed=seed)
+def parse_budget(spec: str) -> Budget:
+    """``"50"`` or ``"50ms"``: 50 ms of search a decision; ``"300r"``: 300 played-out hands a
+    decision, whatever the time.
+
+    Raises:
+        ValueError: neither form, or not positive.
+    """
+    text = spec.strip().lower()
+    if text.endswith("r"):
+        budget = Budget(seconds=3600.0, rollouts=int(text[:-1]))
+        count = budget.rollouts or 0
+    else:
+        count = int(text.removesuffix("ms"))
+        budget = Budget(seconds=count / 1000)
+    if count < 1:
+        raise ValueError(spec)
+    return budget
+
+
+def label(spec: str) -> str:
+    """A budget as the table shows it: ``50 ms`` or ``300 hands``."""
+    text = spec.strip().lower()
+    return f"{text[:-1]} hands" if text.endswith("r") else f"{text.removesuffix('ms')} ms"
+
+
+def make_house(budget: str, seed: int) -> Policy:
+    """A house policy searching ``budget`` a decision, seeded from the series seed."""
+    return HousePolicy(parse_budget(budget), seed=seed)
 
 
 def run_task(task: Task) -> tuple[Task, tuple[SeriesStats, SeriesStats]]:
     """Worker entry point: one duplicate pair of house (side A) against the rival."""
-    budget_ms, rival, _, seed = task
-    return task, play_pair(partial(make_house, budget_ms), POLICIES[rival], seed)
+    budget, rival, _, seed = task
+    return task, play_pair(partial(make_house, budget), POLICIES[rival], seed)
 
 
 def pair_score(pair: Sequence[SeriesStats]) -> float:
@@ -75,31 +101,31 @@ def pair_score(pair: Sequence[SeriesStats]) -> float:
 class Row:
     """One budget against one rival."""
 
-    budget_ms: int
+    budget: str
     rival: str
     estimate: ScoreEstimate
     report: MatchupReport
 
 
 def play_table(
-    budgets: Sequence[int], rivals: Sequence[str], pairs: int, seed: int, jobs: int
+    budgets: Sequence[str], rivals: Sequence[str], pairs: int, seed: int, jobs: int
 ) -> list[Row]:
     """Play every budget against every rival; the rows in the order asked."""
     tasks = [
-        (ms, rival, i, series_seed(seed, i))
-        for ms in budgets
+        (budget, rival, i, series_seed(seed, i))
+        for budget in budgets
         for rival in rivals
         for i in range(pairs)
     ]
-    played: dict[tuple[int, str], dict[int, tuple[SeriesStats, ...]]] = {}
-    for (ms, rival, index, _), pair in pool_map(run_task, tasks, jobs):
-        played.setdefault((ms, rival), {})[index] = pair
+    played: dict[tuple[str, str], dict[int, tuple[SeriesStats, ...]]] = {}
+    for (budget, rival, index, _), pair in pool_map(run_task, tasks, jobs):
+        played.setdefault((budget, rival), {})[index] = pair
     rows = []
-    for ms in budgets:
+    for budget in budgets:
         for rival in rivals:
-            found = [played[ms, rival][i] for i in range(pairs)]
+            found = [played[budget, rival][i] for i in range(pairs)]
             estimate = score_estimate([pair_score(p) for p in found], series=2 * pairs)
-            rows.append(Row(ms, rival, estimate, summarise("house", rival, found)))
+            rows.append(Row(budget, rival, estimate, summarise("house", rival, found)))
     return rows
 
 
@@ -122,7 +148,7 @@ def print_table(console: Console, rows: Sequence[Row]) -> None:
     for row in rows:
         r = row.report
         table.add_row(
-            f"{row.budget_ms} ms",
+            label(row.budget),
             row.rival,
             str(r.pairs),
             f"{row.estimate.mean:.3f}",
@@ -137,22 +163,22 @@ def print_table(console: Console, rows: Sequence[Row]) -> None:
 # --- the sequential test, in-process -----------------------------------------------------------
 
 
-def sprt_pairs(budget_ms: int, seed: int, cap: int, jobs: int) -> Iterator[tuple[SeriesStats, ...]]:
+def sprt_pairs(budget: str, seed: int, cap: int, jobs: int) -> Iterator[tuple[SeriesStats, ...]]:
     """House against strong, pairs in order of their index, ``jobs`` at a time up to ``cap``."""
     for start in range(0, cap, jobs):
-        batch = [(budget_ms, "strong", i, series_seed(seed, i)) for i in range(start, start + jobs)]
+        batch = [(budget, "strong", i, series_seed(seed, i)) for i in range(start, start + jobs)]
         for _, pair in sorted(pool_map(run_task, batch[: cap - start], jobs)):
             yield pair
 
 
 def run_sprt(
-    budget_ms: int, settings: SprtSettings, *, seed: int, cap: int, jobs: int, status: Console
+    budget: str, settings: SprtSettings, *, seed: int, cap: int, jobs: int, status: Console
 ) -> tuple[SprtStatus | None, list[float]]:
     """Play pairs until the test decides (or ``cap`` pairs); the status and the pair scores."""
     test = SprtRun(settings)
     scores: list[float] = []
     now: SprtStatus | None = None
-    for pair in sprt_pairs(budget_ms, seed, cap, jobs):
+    for pair in sprt_pairs(budget, seed, cap, jobs):
         scores.append(pair_score(pair))
         now = test.add(round(4 * scores[-1]))
         status.print(
@@ -175,7 +201,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         description="The house bot against strong and greedy, per search budget.",
     )
     parser.add_argument(
-        "--budgets", default=",".join(map(str, BUDGETS_MS)), help="ms, comma-separated"
+        "--budgets",
+        default=",".join(BUDGETS),
+        help="ms (50) or played-out hands (300r), comma-separated",
     )
     parser.add_argument(
         "--rivals", default=",".join(RIVALS), help="strong, greedy, patient, random"
@@ -190,14 +218,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write results as JSON")
     args = parser.parse_args(argv)
     try:
-        args.budgets = [int(ms) for ms in args.budgets.split(",")]
+        args.budgets = args.budgets.split(",")
+        for spec in args.budgets:
+            parse_budget(spec)
     except ValueError:
-        parser.error("--budgets: whole milliseconds, comma-separated")
+        parser.error("--budgets: positive whole milliseconds (50) or hands (300r), comma-separated")
     args.rivals = args.rivals.split(",")
     if any(rival not in POLICIES for rival in args.rivals):
         parser.error(f"--rivals: each one of {', '.join(POLICIES)}")
-    if min(args.budgets) < 1 or args.pairs < 4 or args.jobs < 1 or args.max_pairs < 1:
-        parser.error("budgets and --jobs at least 1, --pairs at least 4")
+    if args.pairs < 4 or args.jobs < 1 or args.max_pairs < 1:
+        parser.error("--jobs and --max-pairs at least 1, --pairs at least 4")
     return args
 
 
@@ -210,14 +240,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     result: dict[str, object] = {"environment": environment(), "argv": sys.argv[1:]}
     if args.sprt:
         settings = SprtSettings(elo0=args.elo0, elo1=args.elo1)
-        ms = args.budgets[0]
+        budget = args.budgets[0]
         now, scores = run_sprt(
-            ms, settings, seed=args.seed, cap=args.max_pairs, jobs=args.jobs, status=status
+            budget, settings, seed=args.seed, cap=args.max_pairs, jobs=args.jobs, status=status
         )
         estimate = score_estimate(scores, series=2 * len(scores))
         verdict = "undecided" if now is None or now.verdict is None else now.verdict.value
         console.print(
-            f"house ({ms} ms) vs strong, SPRT elo0={args.elo0:g} elo1={args.elo1:g}: {verdict} "
+            f"house ({label(budget)}) vs strong, SPRT elo0={args.elo0:g} elo1={args.elo1:g}: "
+            f"{verdict} "
             f"after {len(scores)} pairs; score {estimate.mean:.3f}, Elo {elo_cell(estimate)}",
             highlight=False,
         )
@@ -227,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = play_table(args.budgets, args.rivals, args.pairs, args.seed, args.jobs)
         print_table(console, rows)
         result["rows"] = [
-            {"budget_ms": r.budget_ms, "rival": r.rival, "estimate": asdict(r.estimate)}
+            {"budget": label(r.budget), "rival": r.rival, "estimate": asdict(r.estimate)}
             for r in rows
         ]
     load = " ".join(f"{x:.2f}" for x in loadavg() or ())

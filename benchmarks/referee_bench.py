@@ -74,8 +74,9 @@ from protocol import hollywood_gin_pb2_grpc as pb_grpc  # noqa: E402
 from protocol.convert import DECISION_KINDS, action_to_pb, observation_to_pb  # noqa: E402
 from protocol.manifest import load_manifest  # noqa: E402
 from referee.control import TimeControl  # noqa: E402
-from referee.local import play_folders, remote_seat  # noqa: E402
+from referee.local import Watcher, play_folders, remote_seat  # noqa: E402
 from referee.match import MatchConfig, MatchResult  # noqa: E402
+from referee.records import ActionRecord, LogRecord  # noqa: E402
 from referee.rules import RandomPolicy, RuleParams, SeriesState, observation  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -228,7 +229,7 @@ def play(
     sandbox: Sandbox,
     folders: tuple[Path, Path],
     seed: int,
-    watcher: Callable[[str, dict[str, Any]], None] | None = None,
+    watcher: Watcher | None = None,
     params: RuleParams | None = None,
     *,
     log: Path | None = None,
@@ -254,9 +255,9 @@ def full_stack(sandbox: Sandbox, seed: int, hands: int = 500) -> tuple[float, fl
     """
     times: list[float] = []
 
-    def watch(record_type: str, fields: dict[str, Any]) -> None:
-        if record_type == "action" and fields["by"] == "bot":
-            times.append(float(fields["ms"]) * 1000)
+    def watch(record: LogRecord) -> None:
+        if isinstance(record, ActionRecord) and record.by == ActionRecord.BOT:
+            times.append(record.ms * 1000)
 
     with tempfile.TemporaryDirectory() as folder:
         cpu = time.process_time()

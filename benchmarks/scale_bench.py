@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import dataclasses
 import gc
 import hashlib
 import io
@@ -245,16 +246,7 @@ def result_row(match: MatchRow, log: MatchLogData, path: Path, league: str = LEA
     record = log.result
     assert record is not None
     summary = MatchSummary(
-        match.match_id,
-        record.seed,
-        record.winner,
-        MatchEnd(record.end),
-        record.forfeited,
-        (record.totals[0], record.totals[1]),
-        record.game_winners,
-        record.hands,
-        record.faults,
-        (record.stats[0], record.stats[1]),
+        dataclasses.replace(record, line=0, match_id=match.match_id, salt=None),
         hand_stats(logged_hands(log)),
         (match.seat0, match.seat1),
         str(path),
@@ -535,17 +527,21 @@ def rated_results(
             winner = (0 if seat0 == i else 1) if won_by_i else (1 if seat0 == i else 0)
             match_id = first if leg == 0 else f"p{pair:06d}b"
             points = (rng.randint(0, 300), rng.randint(0, 300))
+            result = ResultRecord(
+                line=0,
+                match_id=match_id,
+                seed=pair,
+                winner=winner,
+                end=MatchEnd.COMPLETE.value,
+                forfeited=(),
+                totals=((points[0],), (points[1],)),
+                game_winners=(winner, winner),
+                hands=10,
+                faults=(),
+                stats=(SeatStats(50, 1.0, 5.0, 0), SeatStats(50, 1.0, 5.0, 0)),
+            )
             summary = MatchSummary(
-                match_id,
-                pair,
-                winner,
-                MatchEnd.COMPLETE,
-                (),
-                ((points[0],), (points[1],)),
-                (winner, winner),
-                10,
-                (),
-                (SeatStats(50, 1.0, 5.0, 0), SeatStats(50, 1.0, 5.0, 0)),
+                result,
                 (
                     HandStats(hands_won=5, points=points[0]),
                     HandStats(hands_won=5, points=points[1]),

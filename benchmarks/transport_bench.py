@@ -51,6 +51,7 @@ from benchmarks.referee_bench import (
 from protocol import hollywood_gin_pb2 as pb
 from protocol import hollywood_gin_pb2_grpc as pb_grpc
 from referee import bridge, remote
+from referee.records import ActionRecord, LogRecord, ResultRecord
 from referee.rules import RuleParams
 from referee.sandbox import Sandbox, on_spawner_thread
 
@@ -208,10 +209,10 @@ def full_stack(
     by_thread: dict[str, float] = {}
     before = thread_cpu()
 
-    def watch(record_type: str, fields: dict[str, Any]) -> None:
-        if record_type == "action" and fields["by"] == "bot":
-            times.append(float(fields["ms"]) * 1000)
-        if record_type == "result":  # the series is over; its bots are not torn down yet
+    def watch(record: LogRecord) -> None:
+        if isinstance(record, ActionRecord) and record.by == ActionRecord.BOT:
+            times.append(record.ms * 1000)
+        if isinstance(record, ResultRecord):  # the series is over; its bots are not torn down yet
             by_thread.update(cpu_since(before))
 
     original = vars(remote)["SeatChannel"]

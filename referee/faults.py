@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+
+from protocol.bounded import JsonObject
 
 
 class FaultKind(enum.Enum):
@@ -35,13 +36,16 @@ class Fault:
     detail: str
     request_id: int = 0
     elapsed_ms: float = 0.0
-    evidence: dict[str, Any] = field(default_factory=dict)
-    """What was asked, what came back, the bot's stderr tail (capped), exit status."""
+    evidence: JsonObject = field(default_factory=dict)
+    """What was asked, what came back, the bot's stderr tail (capped), exit status: the one
+    free-form field of a fault. It is diagnostics for a person reading the log, gathered by
+    whichever seat or bridge saw the fault (each knows different things), written as JSON and
+    never read back into a decision, so it stays a JSON object rather than a record."""
     stray: bool = False
     """A fault beside the decision on ``request_id`` (a duplicate of an earlier answer): a strike
     of its own while the seat waited on; the decision went on to its own end."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """JSON-ready form for the match log (``stray`` only when set, so older logs read alike)."""
         fields = {
             "seat": self.seat,
@@ -68,7 +72,7 @@ class BotFault(Exception):
         seat: int = -1,
         request_id: int = 0,
         elapsed_ms: float = 0.0,
-        evidence: dict[str, Any] | None = None,
+        evidence: JsonObject | None = None,
     ) -> None:
         super().__init__(detail)
         self.fault = Fault(seat, self.kind, detail, request_id, elapsed_ms, evidence or {})

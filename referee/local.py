@@ -11,7 +11,6 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path, PurePath
-from typing import Any
 
 import trio
 
@@ -19,13 +18,13 @@ from protocol.manifest import IgnoreRule, Manifest, ignore_rule
 from referee import bot_text
 from referee.match import MatchConfig, MatchResult, play_match
 from referee.matchlog import LogWriter, MatchLog, NullLog, stderr_path
+from referee.records import LogRecord
 from referee.remote import JailFactory, RemoteSeat
 from referee.seats import Seat
 
-Watcher = Callable[[str, dict[str, Any]], None]
-"""Called with each log record as it is written: its type and its fields in the log's JSON form
-(``referee.matchlog.LogRecord``'s parts), for live displays, which read the log as it is
-written."""
+Watcher = Callable[[LogRecord], None]
+"""Called with each log record as it is written (a typed :data:`referee.records.LogRecord`),
+for live displays, which follow the log as it is written."""
 
 
 def bot_files(folder: Path) -> Iterator[Path]:
@@ -84,10 +83,10 @@ class WatchedLog:
         self.log = log
         self.watcher = watcher
 
-    def write(self, record_type: str, /, **fields: Any) -> None:
+    def write(self, record: LogRecord, /) -> None:
         """Write the record, then show it."""
-        self.log.write(record_type, **fields)
-        self.watcher(record_type, fields)
+        self.log.write(record)
+        self.watcher(record)
 
     def flush(self) -> None:
         """Flush the underlying log."""
@@ -111,7 +110,7 @@ async def play_folders(
     *,
     closing: trio.Nursery | None = None,
     on_closed: Callable[[], None] | None = None,
-    gate: AbstractAsyncContextManager[Any] | None = None,
+    gate: AbstractAsyncContextManager[object] | None = None,
 ) -> MatchResult:
     """Play one match, logging to ``log_path`` (if given) and showing records to ``watcher``;
     each bot's stderr is kept beside the log once its seat is closed (:func:`keep_stderr`).

@@ -15,7 +15,6 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
 
 import trio
 
@@ -27,13 +26,23 @@ from referee.faults import BotFault, BotTimeout, Fault, FaultKind, IllegalAction
 from referee.matchlog import (
     LOG_FORMAT,
     SALT_BYTES,
-    LogRecord,
     LogWriter,
     NullLog,
     action_to_dict,
     hand_salt,
     log_dealing,
     seed_commitment,
+)
+from referee.records import (
+    ActionRecord,
+    FaultRecord,
+    HandEndRecord,
+    HandStart,
+    Header,
+    LogRecord,
+    Request,
+    ResultRecord,
+    SeatIdentity,
 )
 from referee.rules import (
     DISCARDS,
@@ -125,35 +134,55 @@ class _Asking:
 
 @dataclass(frozen=True, slots=True)
 class MatchResult:
-    """How a match ended."""
+    """How a match ended: its result record (the log's last), with what the log does not keep
+    (who said hello, the rules' own account of the series, its hands)."""
 
-    match_id: str
-    seed: int
-    winner: int | None
-    end: MatchEnd
-    forfeited: tuple[int, ...]
-    totals: tuple[tuple[int, ...], tuple[int, ...]]
-    game_winners: tuple[int | None, ...]
-    hands: int
-    faults: tuple[Fault, ...]
-    stats: tuple[SeatStats, SeatStats]
+    record: ResultRecord
+    """The result as the log's last record holds it (the match salt revealed)."""
     identities: tuple[BotIdentity | None, BotIdentity | None]
     series: SeriesResult | None
     hand_records: tuple[HandRecord, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (the final log record)."""
-        return {
-            "match_id": self.match_id,
-            "winner": self.winner,
-            "end": self.end.value,
-            "forfeited": list(self.forfeited),
-            "totals": [list(seat) for seat in self.totals],
-            "game_winners": list(self.game_winners),
-            "hands": self.hands,
-            "faults": [fault.to_dict() for fault in self.faults],
-            "stats": [stats.to_dict() for stats in self.stats],
-        }
+    @property
+    def match_id(self) -> str:
+        return self.record.match_id
+
+    @property
+    def seed(self) -> int:
+        return self.record.seed
+
+    @property
+    def winner(self) -> int | None:
+        return self.record.winner
+
+    @property
+    def end(self) -> MatchEnd:
+        return MatchEnd(self.record.end)
+
+    @property
+    def forfeited(self) -> tuple[int, ...]:
+        return self.record.forfeited
+
+    @property
+    def totals(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return self.record.totals
+
+    @property
+    def game_winners(self) -> tuple[int | None, ...]:
+        return self.record.game_winners
+
+    @property
+    def hands(self) -> int:
+        return self.record.hands
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        return self.record.faults
+
+    @property
+    def stats(self) -> tuple[SeatStats, SeatStats]:
+        first, second = self.record.stats
+        return first, second
 
 
 def safe_action(state: SeriesState | HandState) -> Action:
@@ -172,7 +201,7 @@ def safe_action(state: SeriesState | HandState) -> Action:
     return DISCARDS[best_throw(hand.hands[hand.to_move].mask, forbidden)[1]]
 
 
-def _public(seat: int, event_seat: int, action: Action, card: Any) -> PublicEvent:
+def _public(seat: int, event_seat: int, action: Action, card: Card | None) -> PublicEvent:
     hidden = event_seat != seat and isinstance(action, DrawStock)
     return PublicEvent(event_seat, action, None if hidden else card)
 
@@ -210,7 +239,7 @@ class Match:
         """``Decision.noticed``, bound once rather than on each decision's path."""
 
     async def run(
-        self, close_later: CloseLater | None = None, gate: AsyncContextManager[Any] | None = None
+        self, close_later: CloseLater | None = None, gate: AsyncContextManager[object] | None = None
     ) -> MatchResult:
         """Connect, then (inside ``gate``, if given) play the series to its end (or a forfeit);
         close both seats: at once, or, when the series ended normally and ``close_later`` is
@@ -302,27 +331,30 @@ class Match:
             )
 
     def _log_header(self) -> None:
+        config = self.config
         self._log(
-            "header",
-            format=LOG_FORMAT,
-            match_id=self.config.match_id,
-            started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            rules=self.config.params.to_dict(),
-            seed_commitment=seed_commitment(self.config.seed, self.config.salt),
-            first_dealer=self.series.first_dealer,
-            time_control=self.config.time_control.to_dict(),
-            fault_policy=self.config.fault_policy.to_dict(),
-            sandbox=list(self.config.sandbox),
-            cpus=_cpus_dict(self.config.cpus),
-            seats=[_identity_dict(identity) for identity in self.identities],
-            **_bot_seeds_dict(self.config.bot_seeds),
+            Header(
+                line=0,
+                format=LOG_FORMAT,
+                match_id=config.match_id,
+                started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                params=config.params,
+                seed_commitment=seed_commitment(config.seed, config.salt),
+                first_dealer=self.series.first_dealer,
+                time_control=config.time_control,
+                fault_policy=config.fault_policy,
+                sandbox=config.sandbox,
+                seats=(_identity(self.identities[0]), _identity(self.identities[1])),
+                bot_seeds=config.bot_seeds,
+                cpus=config.cpus,
+            )
         )
 
     # --- the log -------------------------------------------------------------------------------
 
-    def _log(self, record_type: str, /, **fields: Any) -> None:
+    def _log(self, record: LogRecord) -> None:
         """Queue a log record; :meth:`_write_records` writes it."""
-        self._records.append(LogRecord(record_type, fields))
+        self._records.append(record)
 
     def _write_records(self, *, flush: bool = False) -> None:
         """Write the queued records, in order; with ``flush``, put the log on disk.
@@ -336,7 +368,7 @@ class Match:
         if self._records:
             records, self._records = self._records, []
             for record in records:
-                self.log.write(record.type, **record.fields)
+                self.log.write(record)
         if flush:
             self.log.flush()
 
@@ -396,12 +428,9 @@ class Match:
         ended (``hands_before``: the number of finished hands before it)."""
         series = self.series
         self._log(
-            "action",
-            seat=seat,
-            request=answer.request_id,
-            action=action_to_dict(answer.action),
-            by=answer.by,
-            ms=round(answer.elapsed_ms, 3),
+            ActionRecord(
+                0, seat, answer.request_id, answer.action, answer.by, round(answer.elapsed_ms, 3)
+            )
         )
         opponent = 1 - seat
         self.seats[opponent].notify(
@@ -415,9 +444,7 @@ class Match:
         self.announced = self.series.hand_number
         self._dealt = hand.deck
         commitment = deck_commitment(hand.deck, hand_salt(self.config.salt, self.announced))
-        self._log(
-            "hand_start", hand=self.series.hand_number, dealer=hand.dealer, commitment=commitment
-        )
+        self._log(HandStart(0, self.series.hand_number, hand.dealer, commitment))
         upcard = hand.discard_pile[-1]
         for index in (0, 1):
             self.seats[index].notify(
@@ -430,27 +457,27 @@ class Match:
                 )
             )
 
-    def _hand_ended(self, record: HandRecord, discard: Any) -> None:
+    def _hand_ended(self, record: HandRecord, discard: Card | None) -> None:
         outcome = record.outcome
         score = self.series.score
         totals = (score.totals(0), score.totals(1))
         deck = self._dealt  # the hand that ended is the one announced last
         self._log(
-            "hand_end",
-            hand=record.number,
-            end=outcome.end.value,
-            winner=outcome.winner,
-            points=outcome.points,
-            knocker=outcome.knocker,
-            games=list(record.games),
-            knocker_layout=None if outcome.knocker_layout is None else str(outcome.knocker_layout),
-            defender_layout=(
-                None if outcome.defender_layout is None else str(outcome.defender_layout)
-            ),
-            totals=[list(seat) for seat in totals],
-            turns=outcome.turns,
-            deck=[str(card) for card in deck],
-            salt=hand_salt(self.config.salt, record.number).hex(),
+            HandEndRecord(
+                line=0,
+                hand=record.number,
+                end=outcome.end.value,
+                winner=outcome.winner,
+                points=outcome.points,
+                knocker=outcome.knocker,
+                games=tuple(record.games),
+                knocker_layout=_layout(outcome.knocker_layout),
+                defender_layout=_layout(outcome.defender_layout),
+                totals=totals,
+                turns=outcome.turns,
+                deck=deck,
+                salt=hand_salt(self.config.salt, record.number),
+            )
         )
         for seat in self.seats:
             seat.notify(
@@ -480,12 +507,7 @@ class Match:
             self._noticed_fault,
         )
         self._log(
-            "request",
-            id=request_id,
-            seat=seat,
-            phase=decision.view.phase.value,
-            legal=len(legal),
-            limit_ms=round(limit_ms, 3),
+            Request(0, request_id, seat, decision.view.phase.value, len(legal), round(limit_ms, 3))
         )
         asking = _Asking(seat, request_id, trio.current_time(), limit_ms)
         self._asking = asking
@@ -563,7 +585,7 @@ class Match:
         self.faults.append(fault)
         if forfeits and fault.seat not in self.forfeited:
             self.forfeited.append(fault.seat)
-        self._log("fault", **fault.to_dict(), strikes=tally.strikes, forfeited=forfeits)
+        self._log(FaultRecord.of(fault, tally.strikes, forfeits))
         for seat in self.seats:
             seat.notify(FaultNoticed(fault, forfeits))
         return forfeits
@@ -578,24 +600,29 @@ class Match:
             None if series is None else series.end,
             None if series is None else series.winner,
         )
-        return MatchResult(
+        record = ResultRecord(
+            line=0,
             match_id=self.config.match_id,
-            seed=self.config.seed,
             winner=winner,
-            end=end,
+            end=end.value,
             forfeited=tuple(sorted(self.forfeited)),
             totals=(score.totals(0), score.totals(1)),
             game_winners=score.game_winners,
             hands=len(self.series.finished),
             faults=tuple(self.faults),
             stats=(self.books[0].tally.frozen(), self.books[1].tally.frozen()),
-            identities=(self.identities[0], self.identities[1]),
-            series=series,
-            hand_records=tuple(self.series.finished),
+            seed=self.config.seed,
+            salt=self.config.salt,
+        )
+        return MatchResult(
+            record,
+            (self.identities[0], self.identities[1]),
+            series,
+            tuple(self.series.finished),
         )
 
     def _finish(self, result: MatchResult) -> None:
-        self._log("result", **result.to_dict(), seed=self.config.seed, salt=self.config.salt.hex())
+        self._log(result.record)
         for seat in self.seats:
             seat.notify(
                 SeriesEnded(
@@ -604,22 +631,15 @@ class Match:
             )
 
 
-def _cpus_dict(
-    cpus: tuple[tuple[int, ...], tuple[int, ...]] | None,
-) -> dict[str, list[int]] | None:
-    return None if cpus is None else {"referee": list(cpus[0]), "bots": list(cpus[1])}
-
-
-def _bot_seeds_dict(seeds: tuple[int, int] | None) -> dict[str, list[int]]:
-    """The header's ``bot_seeds`` field, left out when no seeds were given (as in logs written
-    before bots had seeds)."""
-    return {} if seeds is None else {"bot_seeds": list(seeds)}
-
-
-def _identity_dict(identity: BotIdentity | None) -> dict[str, str] | None:
+def _identity(identity: BotIdentity | None) -> SeatIdentity | None:
     if identity is None:
         return None
-    return {"name": identity.name, "version": identity.version, "code_hash": identity.code_hash}
+    return SeatIdentity(identity.name, identity.version, identity.code_hash)
+
+
+def _layout(layout: object | None) -> str | None:
+    """A showdown's layout as the log writes it (``None``: no layout)."""
+    return None if layout is None else str(layout)
 
 
 def _with_seat(fault: Fault, seat: int) -> Fault:
@@ -632,7 +652,7 @@ async def play_match(
     log: LogWriter | None = None,
     *,
     close_later: CloseLater | None = None,
-    gate: AsyncContextManager[Any] | None = None,
+    gate: AsyncContextManager[object] | None = None,
 ) -> MatchResult:
     """Play one series between two seats under ``config``; returns the result once every record
     is written. The seats are closed before it returns, unless ``close_later`` is given: then a

@@ -231,7 +231,11 @@ def test_a_bot_that_faults_in_every_recent_series_is_suspended(tmp_path: Path) -
         import dataclasses  # noqa: PLC0415
 
         return MatchOutcome(
-            dataclasses.replace(summary, faults=(fault,), winner=1 - seat), outcome.reason
+            dataclasses.replace(
+                summary,
+                result=dataclasses.replace(summary.result, faults=(fault,), winner=1 - seat),
+            ),
+            outcome.reason,
         )
 
     executor = Scripted(2, crashing_c)
@@ -260,7 +264,8 @@ def test_one_fault_among_recent_series_does_not_suspend(tmp_path: Path) -> None:
             fault = Fault(seats.index("c@1"), FaultKind.TIMEOUT, "no answer")
             import dataclasses  # noqa: PLC0415
 
-            summary = dataclasses.replace(outcome.summary, faults=(fault,))
+            result = dataclasses.replace(outcome.summary.result, faults=(fault,))
+            summary = dataclasses.replace(outcome.summary, result=result)
             return MatchOutcome(summary, outcome.reason)
         return outcome
 

@@ -88,7 +88,9 @@ def _play(path: Path, mid: str, seed: int, names: tuple[str, str]) -> MatchSumma
         with MatchLog(path) as log:
             result = await play_match(seats, MatchConfig(mid, seed), log)
         summary = MatchSummary.of(result, path)
-        return dataclasses.replace(summary, match_id=mid)
+        return dataclasses.replace(
+            summary, result=dataclasses.replace(summary.result, match_id=mid)
+        )
 
     return trio.run(main)
 
@@ -144,7 +146,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Home:
         summary = _play(log, leg.match_id, leg.seed, names)
         if not played:  # the first: a hostile fault detail, and both seats' stderr kept
             hostile = Fault(0, FaultKind.PROTOCOL_VIOLATION, f"sent {HOSTILE}")
-            summary = dataclasses.replace(summary, faults=(*summary.faults, hostile))
+            result = dataclasses.replace(summary.result, faults=(*summary.faults, hostile))
+            summary = dataclasses.replace(summary, result=result)
             stderr_path(log, 0).write_text(f"alpha's own stderr {HOSTILE}\n")
             stderr_path(log, 1).write_text(f"beta's own stderr {HOSTILE}\n")
         row = ResultRow(

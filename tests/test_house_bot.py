@@ -25,17 +25,21 @@ from referee.rules import (
     RuleParams,
     SeriesEnd,
     SeriesState,
+    best_throw,
+    deadwood_of_mask,
     dealt_deck,
     greedy_policy,
     observation,
+    parse_cards,
     play_hand,
     play_series,
 )
 from referee.sandbox import Sandbox
 from sample_bots.house.bot import HouseBot, budget_for
 from sample_bots.house.strategy import Budget, HousePolicy, search, shortlist
-from sample_bots.house.table import Table, imagine
-from sample_bots.strong.strategy import StrongPolicy, Tuning
+from sample_bots.house.table import Table, imagine, improves
+from sample_bots.house.table import best_throw as table_best_throw
+from sample_bots.strong.strategy import StrongPolicy, Tuning, bits
 
 HOUSE = Path(__file__).resolve().parent.parent / "sample_bots" / "house"
 FAST = Budget(seconds=60.0, rollouts=12)
@@ -85,6 +89,33 @@ def test_greedy_play_on_a_table_ends_each_hand_as_the_rules_do(seed: int) -> Non
             real.turns,
         )
         assert [table.hands[0], table.hands[1]] == [hand.mask for hand in real.outcome.hands]
+
+
+def some_hands(count: int, size: int, seed: int) -> list[int]:
+    """Random hands of ``size`` cards, half of them from five ranks only (sets and ties in
+    plenty), as masks."""
+    rng = random.Random(seed)
+    hands = []
+    for index in range(count):
+        ranks = rng.sample(range(13), 5) if index % 2 else range(13)
+        pool = [suit * 13 + rank for suit in range(4) for rank in ranks]
+        hands.append(sum(1 << card for card in rng.sample(pool, size)))
+    return hands
+
+
+MELDED = ["4s 5s 6s 7s 9c 9d 9h 9s Jc Jd Jh", "Ac 2c 3c 4c 5c 7d 7h 7s Qd Kd Jd"]
+"""Eleven cards all melded: throws tie on deadwood, the card's value decides."""
+
+
+def test_the_tables_fast_throw_and_take_are_the_rules_greedy_choices() -> None:
+    for hand in [parse_cards(text).mask for text in MELDED] + some_hands(600, 11, seed=1):
+        forbidden = 1 << bits(hand)[len(bits(hand)) // 2]
+        assert table_best_throw(hand, forbidden) == best_throw(hand, forbidden)
+        assert table_best_throw(hand) == best_throw(hand)
+    for hand in some_hands(600, 10, seed=2):
+        for card in bits(((1 << 52) - 1) & ~hand)[::5]:
+            after, _ = best_throw(hand | 1 << card, 1 << card)
+            assert improves(hand, card) == (after < deadwood_of_mask(hand))
 
 
 @pytest.mark.parametrize("seat", [0, 1])

@@ -1,11 +1,10 @@
 """The live view of ``gin play``: fed by a match's log records as they are written, it shows what
-the log says (read by the log's own reader)."""
+the log says (the same records as the log's own reader gives)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import trio
 import trio.testing
@@ -15,8 +14,8 @@ from referee.control import FaultPolicy
 from referee.local import WatchedLog
 from referee.match import MatchConfig, play_match
 from referee.matchlog import MatchLog
-from referee.replay import FaultRecord, HandEndRecord, Request, read_log
-from referee.rules import greedy_policy, patient_policy
+from referee.replay import ActionRecord, FaultRecord, HandEndRecord, Request, read_log
+from referee.rules import DRAW_STOCK, greedy_policy, patient_policy
 from referee.seats import InProcessSeat
 from tests.replay_logs import Blunders
 from tournaments.cli.live import LeagueView, MatchView
@@ -66,12 +65,12 @@ def test_the_view_shows_what_the_log_holds(tmp_path: Path) -> None:
     assert f"{len(hands)} hands, {view.decisions} decisions" in screen
 
 
-def test_a_record_the_reader_refuses_is_not_shown() -> None:
+def test_requests_are_counted_and_actions_passed_over() -> None:
     view = MatchView(("a", "b"))
-    bad: dict[str, Any] = {"hand": "first"}
-    view.on_record("hand_end", bad)
-    view.on_record("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 3, "limit_ms": 5.0})
+    view.on_record(Request(0, 1, 0, "draw", 3, 5.0))
+    view.on_record(ActionRecord(0, 0, 1, DRAW_STOCK, "bot", 1.0))
     assert view.hands == []
+    assert view.faults == []
     assert view.decisions == 1
 
 

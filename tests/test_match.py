@@ -15,16 +15,24 @@ import trio.testing
 from protocol import hollywood_gin_pb2 as pb
 from protocol.convert import action_from_pb, action_to_pb, observation_from_pb
 from protocol.manifest import load_manifest
-from referee import matchlog
 from referee.bridge import Arrival, Incoming
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import BotCrashed, BotProtocolError, Fault, FaultKind
 from referee.match import MatchConfig, MatchResult, play_match, safe_action
 from referee.matchlog import MatchLog, record_line, seed_commitment
+from referee.records import (
+    ActionRecord,
+    HandStart,
+    LogRecord,
+    Request,
+    action_template,
+    request_template,
+)
 from referee.remote import Jail, RemoteSeat
 from referee.replay import read_records, verify_log
 from referee.rules import (
     Action,
+    Card,
     Discard,
     Knock,
     Observation,
@@ -33,6 +41,7 @@ from referee.rules import (
     RuleParams,
     SeriesState,
     greedy_policy,
+    parse_cards,
     patient_policy,
     play_series,
 )
@@ -304,14 +313,18 @@ def test_log_never_holds_the_seed_or_a_live_deck_before_the_end(tmp_path: Path) 
 
 
 class Recorder:
-    """A log writer that keeps each record as the match hands it over."""
+    """A log writer that keeps each record as the match hands it over (``typed``), and as its
+    type and fields (``records``)."""
 
     def __init__(self) -> None:
+        self.typed: list[LogRecord] = []
         self.records: list[tuple[str, dict[str, Any]]] = []
         self.flushes = 0
 
-    def write(self, record_type: str, /, **fields: Any) -> None:
-        self.records.append((record_type, fields))
+    def write(self, record: LogRecord, /) -> None:
+        fields = record.to_json()
+        self.typed.append(record)
+        self.records.append((fields.pop("type"), fields))
 
     def flush(self) -> None:
         self.flushes += 1
@@ -320,8 +333,8 @@ class Recorder:
         pass
 
 
-def encoder_line(record_type: str, fields: dict[str, Any]) -> str:
-    return json.dumps({"type": record_type, **fields}, separators=(",", ":"))
+def encoder_line(record: LogRecord) -> str:
+    return json.dumps(record.to_json(), separators=(",", ":"))
 
 
 def test_log_lines_from_templates_equal_the_json_encoders() -> None:
@@ -336,31 +349,36 @@ def test_log_lines_from_templates_equal_the_json_encoders() -> None:
     by = {fields.get("by") for record_type, fields in recorder.records if record_type == "action"}
     assert by == {"bot", "referee", "forced"}
     templated = 0
-    for record_type, fields in recorder.records:
-        assert record_line(record_type, fields) == encoder_line(record_type, fields)
-        template = matchlog._TEMPLATES.get(record_type)
-        templated += template is not None and template(fields) is not None
+    for record in recorder.typed:
+        assert record.to_line() == encoder_line(record)
+        if isinstance(record, Request):
+            templated += request_template(record) is not None
+        elif isinstance(record, ActionRecord):
+            templated += action_template(record) is not None
     assert templated > 500
-    knock = {"kind": "knock", "card": "Kd", "melds": ["7c 7d 7h", "As 2s 3s"]}
-    odd: list[tuple[str, dict[str, Any]]] = [
-        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 1.5e300}),
-        ("request", {"id": True, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 1.0}),
-        ("request", {"id": 1, "seat": 0, "phase": 'dr"aw', "legal": 2, "limit_ms": 1.0}),
-        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": 5}),
-        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2}),
-        ("request", {"seat": 0, "id": 1, "phase": "draw", "legal": 2, "limit_ms": 1.0}),
-        ("action", {"seat": 1, "request": 9, "action": knock, "by": "bot", "ms": 0.25}),
-        ("action", {"seat": 1, "request": 9, "action": {"kind": "é"}, "by": "bot", "ms": 0.0}),
-        ("action", {"seat": 1, "request": 9, "action": {}, "by": "someone", "ms": 1.0}),
-        ("action", {"seat": 1, "request": 9, "action": None, "by": "bot", "ms": 1.0}),
-        ("action", {"seat": 1, "request": 9, "action": {"kind": "x"}, "by": "bot", "ms": -0.0}),
-        ("action", {"seat": 1, "request": 9, "action": {}, "by": "bot", "ms": math.inf}),
-        ("request", {"id": 1, "seat": 0, "phase": "draw", "legal": 2, "limit_ms": math.nan}),
-        ("request", {"id": 1, "seat": 0, "phase": ["draw"], "legal": 2, "limit_ms": 1.0}),
-        ("action", {"seat": 1, "request": 9, "action": {}, "by": ["bot"], "ms": 1.0}),
+    king, seven = Card.parse("Kd"), Card.parse("7c")
+    knock = Knock(king, (parse_cards("7c 7d 7h"), parse_cards("As 2s 3s")))
+    odd: list[LogRecord] = [
+        Request(0, 1, 0, "draw", 2, 1.5e300),
+        Request(0, True, 0, "draw", 2, 1.0),
+        Request(0, 1, 0, 'dr"aw', 2, 1.0),
+        Request(0, 1, 0, "draw", 2, 5),
+        Request(0, 1, 0, "draw", 2, math.nan),
+        Request(0, 1, 0, ["draw"], 2, 1.0),  # type: ignore[arg-type]
+        ActionRecord(0, 1, 9, knock, "bot", 0.25),
+        ActionRecord(0, 1, 9, Knock(king), "bot", 0.0),
+        ActionRecord(0, 1, 9, Discard(seven), "someone", 1.0),
+        ActionRecord(0, 1, 9, Discard(seven), "bot", -0.0),
+        ActionRecord(0, 1, 9, Discard(seven), "bot", math.inf),
+        ActionRecord(0, 1, 9, Discard(seven), ["bot"], 1.0),  # type: ignore[arg-type]
+        ActionRecord(0, True, 9, Discard(seven), "bot", 1.0),
     ]
-    for record_type, fields in odd:
-        assert record_line(record_type, fields) == encoder_line(record_type, fields)
+    for record in odd:
+        assert record.to_line() == encoder_line(record)
+    hand_start = HandStart(0, 1, 0, "ab")
+    assert hand_start.to_line() == record_line(
+        "hand_start", {"hand": 1, "dealer": 0, "commitment": "ab"}
+    )
 
 
 def test_every_finished_hand_is_on_disk_while_a_seat_thinks(tmp_path: Path) -> None:
@@ -412,10 +430,10 @@ class Failing(Recorder):
         super().__init__()
         self.room = room
 
-    def write(self, record_type: str, /, **fields: Any) -> None:
+    def write(self, record: LogRecord, /) -> None:
         if len(self.records) >= self.room:
             raise OSError(28, "No space left on device")
-        super().write(record_type, **fields)
+        super().write(record)
 
 
 @pytest.mark.parametrize("short", [-1, 0, 1, 40])
@@ -437,8 +455,8 @@ class Stalling(Recorder):
     """A log on a slow disk: its fifth write (a request's, written while the bot thinks) takes
     0.3 s."""
 
-    def write(self, record_type: str, /, **fields: Any) -> None:
-        super().write(record_type, **fields)
+    def write(self, record: LogRecord, /) -> None:
+        super().write(record)
         if len(self.records) == 5:
             time.sleep(0.3)
 

@@ -148,7 +148,7 @@ def test_a_fixed_match_plays_its_pairs_and_reports_them(tmp_path: Path) -> None:
     assert set(data) == {
         "match", "bots", "pairs", "series", "pentanomial", "score", "elo", "los", "margin",
         "settings", "max_pairs", "llr", "bounds", "verdict", "state", "series_won",
-        "series_lost", "series_drawn", "llr_percent", "reading",
+        "series_lost", "series_drawn", "llr_percent", "reading", "statistic", "corrected",
     }  # fmt: skip
     assert (data["series_won"], data["series_lost"], data["series_drawn"]) == (0, 10, 0)
     assert data["reading"] == "worse"  # 0-10 in 5 pairs: at most -140 Elo

@@ -7,7 +7,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
@@ -16,6 +15,7 @@ from typer.testing import CliRunner
 from protocol.manifest import load_manifest
 from referee.local import play_folders, remote_seat
 from referee.match import MatchConfig
+from referee.records import LogRecord, Request
 from referee.replay import read_records
 from referee.rules import RuleParams
 from referee.sandbox import (
@@ -113,8 +113,8 @@ def test_a_pinned_match_runs_its_bots_on_their_cpus_and_logs_the_placement(
     )
     seen: list[frozenset[int]] = []
 
-    def watch(record_type: str, fields: dict[str, Any]) -> None:
-        if record_type == "request" and not seen:  # both bots are up by the first request
+    def watch(record: LogRecord) -> None:
+        if isinstance(record, Request) and not seen:  # both bots are up by the first request
             for seat in seats:
                 assert seat.process is not None
                 seen.extend(tree_cpus(seat.process.pid))

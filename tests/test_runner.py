@@ -267,7 +267,10 @@ def test_a_matchs_faults_reach_the_progress_display(tmp_path: Path) -> None:
     outcome = played(job)
     fault = Fault(1, FaultKind.TIMEOUT, "no answer within 2000 ms")
     faulted = dataclasses.replace(
-        outcome, summary=dataclasses.replace(outcome.summary, faults=(fault,))
+        outcome,
+        summary=dataclasses.replace(
+            outcome.summary, result=dataclasses.replace(outcome.summary.result, faults=(fault,))
+        ),
     )
     executor = FakeExecutor(2)
     executor.expect(match.match_id, Attempt(faulted))

@@ -163,10 +163,16 @@ def test_a_summary_reads_back_as_it_was_written(store: Store) -> None:
     summary = store.results(LEAGUE)[4].summary
     assert summary.faults  # the fixture's
     changed = dataclasses.replace(
-        summary, executed_on="w1", hello=(None, "x@1"), forfeited=(1,), winner=None
+        summary,
+        executed_on="w1",
+        hello=(None, "x@1"),
+        result=dataclasses.replace(summary.result, forfeited=(1,), winner=None),
     )
-    undecided = dataclasses.replace(summary, game_winners=(0, None, 1))  # read the long way
-    for written in (summary, changed, undecided, dataclasses.replace(changed, faults=())):
+    undecided = dataclasses.replace(  # read the long way
+        summary, result=dataclasses.replace(summary.result, game_winners=(0, None, 1))
+    )
+    unfaulted = dataclasses.replace(changed, result=dataclasses.replace(changed.result, faults=()))
+    for written in (summary, changed, undecided, unfaulted):
         assert MatchSummary.from_dict(json.loads(json.dumps(written.to_dict()))) == written
     data = summary.to_dict()
     data["stats"][0]["mean_ms"] = 3

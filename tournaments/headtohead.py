@@ -36,8 +36,16 @@ from tournaments.stats.inference import (
     reading,
     score_estimate,
 )
+from tournaments.stats.margin_sprt import (
+    MarginSettings,
+    TestSettings,
+    margin_skewness,
+    sequential_status,
+    statistic_of,
+)
 from tournaments.stats.pairs import PairOutcome, Pentanomial
-from tournaments.stats.sprt import SprtSettings, SprtStatus, status
+from tournaments.stats.sprt import SprtStatus
+from tournaments.stats.stopping import StoppedEstimate, corrected_estimates
 from tournaments.store import Store
 
 __all__ = [
@@ -80,7 +88,7 @@ def match_config(  # noqa: PLR0917 - a match's settings, as the command takes th
     name: str,
     bots: tuple[str, str],
     pairs: int,
-    settings: SprtSettings | None,
+    settings: TestSettings | None,
     jobs: int,
     move_time_ms: int | None,
 ) -> LeagueConfig:
@@ -113,6 +121,12 @@ def describe(config: LeagueConfig) -> str:
     words = [*config.bots]
     if config.sprt is None:
         words.append(f"--pairs {config.series_per_pairing // 2}")
+    elif isinstance(config.sprt, MarginSettings):
+        margin = config.sprt
+        words.append(
+            f"--statistic margin --effect0 {margin.effect0:g} --effect1 {margin.effect1:g} "
+            f"--alpha {margin.alpha:g} --beta {margin.beta:g}"
+        )
     else:
         settings = config.sprt
         words.append(
@@ -214,13 +228,18 @@ class MatchReport:
     """The first bot's mean pair score, Elo difference, interval and LOS (``None``: no pairs)."""
     margin: MeanEstimate | None
     """The first bot's points minus the second's per pair (``None``: no pairs)."""
-    settings: SprtSettings | None
+    settings: TestSettings | None
     test: SprtStatus | None
     """The test at its decision, or now while undecided (``None``: a fixed number of pairs)."""
     max_pairs: int | None
     state: str
     """``decided``, ``cap reached`` (a test undecided at the cap), ``played`` (every pair of a
     fixed match) or ``unfinished``."""
+    corrected: StoppedEstimate | None = None
+    """Once the test has decided: the Elo difference and the margin corrected for its stop
+    (``tournaments.stats.stopping``), from the pairs it counted."""
+    margin_skewness: float | None = None
+    """The sample skewness of the pairs' margins (``None``: below 3 pairs, or no spread)."""
 
     @property
     def reading(self) -> str | None:
@@ -266,7 +285,9 @@ class MatchReport:
             "margin": None
             if margin is None
             else {"mean": margin.mean, "low": margin.low, "high": margin.high},
-            "settings": None if self.settings is None else self.settings.to_dict(),
+            "statistic": None if self.settings is None else statistic_of(self.settings),
+            "settings": None if self.settings is None else dict(self.settings.to_dict()),
+            "corrected": _corrected_dict(self.corrected),
             "max_pairs": self.max_pairs,
             "llr": None if test is None else test.llr,
             "llr_percent": None if test is None else round(test.percent, 1),
@@ -289,7 +310,7 @@ def match_report(
     settings = config.sprt
     test = decision
     if test is None and settings is not None:
-        test = status(tally.counts, settings)
+        test = sequential_status(settings, tally.counts, [unit.margin for unit in units])
     scheduled = config.series_per_pairing // 2
     if test is not None and test.verdict is not None:
         state = "decided"
@@ -313,7 +334,22 @@ def match_report(
         test,
         max_pairs,
         state,
+        None
+        if test is None or test.verdict is None or settings is None
+        else corrected_estimates(units, settings, test),
+        margin_skewness([float(unit.margin) for unit in units]),
     )
+
+
+def _corrected_dict(found: StoppedEstimate | None) -> JsonObject | None:
+    """The ``corrected`` entry of the ``--json`` form."""
+    if found is None:
+        return None
+    return {
+        "elo": {"estimate": found.elo, "low": found.elo_low, "high": found.elo_high},
+        "margin": {"mean": found.margin, "low": found.margin_low, "high": found.margin_high},
+        "effect": found.effect,
+    }
 
 
 def _record(units: list[PairOutcome]) -> tuple[int, int, int]:

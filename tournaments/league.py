@@ -26,6 +26,7 @@ elo0 = 0.0                      # the sequential test on pairs: H0 elo <= elo0, 
 elo1 = 5.0
 alpha = 0.05
 beta = 0.05
+# or: statistic = "margin", effect0 = 0.0, effect1 = 0.3 (the margin test; docs/match.md)
 ```
 
 Without ``candidates`` a league is a round robin: every bot plays every other. With
@@ -74,7 +75,7 @@ from protocol.bounded import JsonObject, TooComplex, loads_json, loads_toml
 from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
-from tournaments.stats.sprt import SprtSettings
+from tournaments.stats.margin_sprt import TestSettings, settings_from_dict
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
@@ -149,7 +150,7 @@ class LeagueConfig:
     candidates: tuple[str, ...] = ()
     """Some of ``bots`` (as written): a gauntlet, each candidate against the rest; empty: a
     round robin."""
-    sprt: SprtSettings | None = None
+    sprt: TestSettings | None = None
     """The sequential test of a match (two bots, duplicate): the runner stops once it decides."""
     format: str = "round-robin"
     """One of :data:`FORMATS`: ``swiss`` and ``knockout`` are events, played round by round."""
@@ -324,7 +325,7 @@ def _candidates(given: object, bots: list[str], problems: list[str]) -> tuple[st
 
 def _sprt(
     given: object, bots: list[str], duplicate: object, problems: list[str]
-) -> SprtSettings | None:
+) -> TestSettings | None:
     """A match's sequential test, checked (problems added to ``problems``)."""
     if given is None:
         return None
@@ -334,7 +335,7 @@ def _sprt(
     if len(bots) != 2 or duplicate is not True:
         problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")
     try:
-        return SprtSettings.from_dict(given)
+        return settings_from_dict(given)
     except (TypeError, ValueError) as error:
         problems.append(f"[sprt]: {error}")
         return None

@@ -58,8 +58,9 @@ from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import LeagueConfig, stored_league
 from tournaments.registry import Arena, parse_spec
+from tournaments.stats.margin_sprt import sequential_status
 from tournaments.stats.pairs import PairOutcome, Pentanomial, pair_outcomes
-from tournaments.stats.sprt import SprtStatus, status
+from tournaments.stats.sprt import SprtStatus
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow, Store, StoreDamaged
 
 __all__ = [
@@ -531,7 +532,8 @@ class LeagueRunner:
             return
         settings = self.config.sprt
         if settings is not None and self.tally is not None:
-            now = status(self.tally.counts, settings)
+            margins = [unit.margin for unit in self.tally.units]
+            now = sequential_status(settings, self.tally.counts, margins)
             if now.verdict is not None:
                 self.decision = _kept_decision(self.store.decide(self.config.name, now.to_json()))
                 self.progress.stopped = True

@@ -22,7 +22,6 @@ from referee.replay._records import (
     SeatIdentity,
     VerifyStatus,
 )
-from referee.replay._v1 import read_record
 from referee.replay._verify import (
     Replay,
     VerifyReport,
@@ -73,7 +72,6 @@ __all__ = [
     "known_formats",
     "load_replay",
     "read_log",
-    "read_record",
     "read_records",
     "read_text",
     "verify_log",

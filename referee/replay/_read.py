@@ -13,9 +13,9 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import BinaryIO, Final
 
-from protocol.bounded import MAX_DEPTH, MAX_DIGITS, TooComplex, loads_json
+from protocol.bounded import MAX_DEPTH, MAX_DIGITS, JsonObject, TooComplex, loads_json
 from referee.replay._records import BadRecord, LogReadError, MatchLogData
 
 MAX_LINE_BYTES: Final = 1 << 20
@@ -32,7 +32,7 @@ class RawRecord:
     """One line of a log: its JSON object, or why it is not one."""
 
     line: int
-    data: dict[str, Any] | None
+    data: JsonObject | None
     error: str | None = None
     cut: bool = False
     """The last line, without its newline: a record cut off mid-line."""
@@ -95,7 +95,7 @@ def _readers() -> dict[int, VersionReader]:
     return {1: _v1.read, 2: _v1.read, 3: _v1.read}
 
 
-def _reader(header: dict[str, Any], path: Path | None) -> VersionReader:
+def _reader(header: JsonObject, path: Path | None) -> VersionReader:
     """The reader of the format version ``header`` names.
 
     Raises:
@@ -119,7 +119,7 @@ def known_formats() -> tuple[int, ...]:
     return tuple(sorted(_readers()))
 
 
-def header_data(first: RawRecord | None, path: Path | None) -> dict[str, Any]:
+def header_data(first: RawRecord | None, path: Path | None) -> JsonObject:
     """The first line's JSON object, checked to be a header of a known format version.
 
     Raises:
@@ -228,7 +228,7 @@ def read_log(path: Path) -> MatchLogData:
     return _reader(data, path)(path, raws)
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
+def read_records(path: Path) -> list[JsonObject]:
     """Every record of a log file as the JSON object it was written as, in order: for tools
     and tests that look at a record's fields as written (typed records: :func:`read_log`).
 

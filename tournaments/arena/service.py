@@ -16,10 +16,11 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import trio
 
+from protocol.bounded import JsonObject
 from referee.control import TimeControl
 from tournaments.arena.board import Board, compute_board, new_points
 from tournaments.arena.ladder import UNKNOWN_WIDTH, Known, Ladder
@@ -57,8 +58,11 @@ class Event:
 
     id: int
     kind: str
-    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``."""
-    data: dict[str, Any]
+    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``."""
+    data: JsonObject
+    """The event's payload, the one free-form field here: it goes out as JSON to the live
+    pages' script as it is (``tournaments.arena.web``), and nothing in Python reads it back;
+    each kind's few fields are set where it is published (:class:`ArenaService`)."""
 
 
 class EventHub:
@@ -70,7 +74,7 @@ class EventHub:
         self._next = 1
         self.recent: deque[Event] = deque(maxlen=EVENT_BUFFER)
 
-    def publish(self, kind: str, data: dict[str, Any]) -> Event:
+    def publish(self, kind: str, data: JsonObject) -> Event:
         """Send an event to every listener (never waits)."""
         event = Event(self._next, kind, data)
         self._next += 1

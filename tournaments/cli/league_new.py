@@ -57,6 +57,11 @@ def sample_folder(name: str) -> Path | None:
     return folder if name.isidentifier() and (folder / "bot.toml").is_file() else None
 
 
+def sample_names() -> list[str]:
+    """The sample bots a bot argument may name (``greedy``, ``house``, ``strong``...)."""
+    return sorted(path.parent.name for path in SAMPLES.glob("*/bot.toml"))
+
+
 def _is_path(given: str) -> bool:
     """Whether a bot argument can only be a folder: a name never holds a ``/``."""
     return "/" in given or os.sep in given or given in (".", "..") or given.startswith("~")
@@ -113,9 +118,10 @@ class BotArguments:
                 f"no bot folder at {given} (a bot's name holds no '/'; submitted: {known}): give "
                 "a bot's folder (one with a bot.toml), or a submitted NAME or NAME@VERSION"
             )
+        samples = ", ".join(sample_names()) or "none"
         return (
             f"no submitted bot {given!r} and no folder of that name (submitted: {known}): give "
-            "NAME, NAME@VERSION or a bot's folder (one with a bot.toml)"
+            f"NAME, NAME@VERSION, a bot's folder (one with a bot.toml) or a sample bot: {samples}"
         )
 
     def _submit(self, given: str, folder: Path) -> str:

@@ -1,7 +1,7 @@
 """A live view of one match, fed by its log records (``gin play``).
 
-The log's watcher hands over each record as it is written (its type and fields); the view reads
-each with the log's own reader (:func:`referee.replay.read_record`) and keeps the few it shows.
+The log's watcher hands over each record as it is written, typed (:mod:`referee.records`); the
+view keeps the few it shows.
 Names and fault details come from the bots: they go in as ``Text`` with their controls shown.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Final
 
 from rich.console import Console, Group, RenderableType
 from rich.progress_bar import ProgressBar
@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.bot_text import shown
-from referee.replay import FaultRecord, HandEndRecord, Header, ResultRecord, read_record
+from referee.records import FaultRecord, HandEndRecord, Header, LogRecord, Request, ResultRecord
 from referee.rules import HandEnd
 from tournaments.cli.render import END_WORDS, bot_text, rating_cells
 from tournaments.runner import Progress
@@ -68,17 +68,12 @@ class MatchView:
         self.ended = False
         self.sandbox: list[str] = []
 
-    def on_record(self, record_type: str, fields: dict[str, Any]) -> None:
-        """Take one log record (the log's watcher: its type and fields), read by the log's
-        reader; a record it cannot read is not shown. Requests and actions, the busy records
-        written while a bot's clock runs, are counted, not read."""
-        if record_type == "request":
+    def on_record(self, record: LogRecord) -> None:
+        """Take one log record (the log's watcher). Requests, the busy records written while a
+        bot's clock runs, are counted; actions are passed over."""
+        if isinstance(record, Request):
             self.decisions += 1
-            return
-        if record_type == "action":
-            return
-        record = read_record(record_type, fields)
-        if isinstance(record, Header):
+        elif isinstance(record, Header):
             self.sandbox = list(record.sandbox)
             self.names = seat_names(record, self.names)
         elif isinstance(record, HandEndRecord):

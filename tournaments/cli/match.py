@@ -39,7 +39,18 @@ from tournaments.headtohead import (
 from tournaments.league import MAX_LEAGUE_MATCHES, LeagueConfig, LeagueError
 from tournaments.registry import Arena
 from tournaments.runner import LeagueBusy, PairTally, Progress
-from tournaments.stats.sprt import SprtSettings, SprtStatus, status
+from tournaments.stats.margin_sprt import (
+    MARGIN,
+    MEASURED_SKEW,
+    PENTANOMIAL,
+    STATISTICS,
+    MarginSettings,
+    TestSettings,
+    sequential_status,
+    settings_from_dict,
+)
+from tournaments.stats.sprt import SprtStatus, Verdict
+from tournaments.stats.stopping import StoppedEstimate
 from tournaments.store import Store, StoreDamaged
 from tournaments.views.words import counts_text, elo_text, verdict_text
 
@@ -90,7 +101,8 @@ class MatchTestView:
         settings = self.config.sprt
         if self.decision is not None or not progress.stopped or settings is None:
             return
-        now = status(self.tally.counts, settings)
+        margins = [unit.margin for unit in self.tally.units]
+        now = sequential_status(settings, self.tally.counts, margins)
         if now.verdict is not None:
             self.decision = now
 
@@ -175,41 +187,70 @@ def summary_line(report: MatchReport) -> str:
     return "; ".join(words)
 
 
+def _hypotheses(
+    statistic: str | None,
+    elo: tuple[float | None, float | None],
+    effect: tuple[float | None, float | None],
+) -> dict[str, object]:
+    """The test's hypotheses as its settings name them, checked against the statistic."""
+    if statistic not in (None, *STATISTICS):
+        raise fail(f"--statistic must be pentanomial or margin, not {statistic!r}")
+    if statistic == MARGIN:
+        if any(value is not None for value in elo):
+            raise fail("--statistic margin takes --effect0 and --effect1, not --elo0, --elo1")
+        if None in effect:
+            raise fail("--statistic margin needs --effect0 and --effect1 (docs/match.md)")
+        return {"statistic": MARGIN, "effect0": effect[0], "effect1": effect[1]}
+    if any(value is not None for value in effect):
+        raise fail("--effect0 and --effect1 are the margin test's: add --statistic margin")
+    if None in elo:
+        raise fail("give --pairs N, or the sequential test's --elo0 and --elo1 (docs/match.md)")
+    return {"statistic": PENTANOMIAL, "elo0": elo[0], "elo1": elo[1]}
+
+
 def _mode(
     pairs: int | None,
     elo: tuple[float | None, float | None],
     errors: tuple[float | None, float | None],
     max_pairs: int | None,
-) -> tuple[SprtSettings | None, int]:
+    statistic: str | None = None,
+    effect: tuple[float | None, float | None] = (None, None),
+) -> tuple[TestSettings | None, int]:
     """The test's settings (``None``: a fixed match) and the pairs: fixed, or the cap."""
-    elo0, elo1 = elo
     alpha, beta = errors
-    testing = any(value is not None for value in (elo0, elo1, alpha, beta, max_pairs))
+    testing = any(value is not None for value in (*elo, *effect, alpha, beta, max_pairs, statistic))
     if pairs is not None:
         if testing:
-            raise fail("--pairs is a fixed match: leave out --elo0, --elo1, --alpha, --beta")
+            raise fail(
+                "--pairs is a fixed match: leave out --statistic, --elo0, --elo1, --effect0, "
+                "--effect1, --alpha, --beta"
+            )
         if pairs < 1:
             raise fail(f"--pairs must be positive, not {pairs}")
         return None, pairs
-    if elo0 is None or elo1 is None:
-        raise fail("give --pairs N, or the sequential test's --elo0 and --elo1 (docs/match.md)")
+    hypotheses = _hypotheses(statistic, elo, effect)
     cap = DEFAULT_CAP if max_pairs is None else max_pairs
     if cap < 1:
         raise fail(f"--max-pairs must be positive, not {cap}")
     if 2 * cap > MAX_LEAGUE_MATCHES:
         raise fail(f"--max-pairs {cap}: at most {MAX_LEAGUE_MATCHES // 2} (a league's limit)")
-    given = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta}
+    given = {**hypotheses, "alpha": alpha, "beta": beta}
     try:
-        settings = SprtSettings.from_dict({k: v for k, v in given.items() if v is not None})
+        settings = settings_from_dict({k: v for k, v in given.items() if v is not None})
     except ValueError as error:
         raise fail(f"the sequential test: {error}") from None
     return settings, cap
 
 
-def _options(settings: SprtSettings | None, count: int, move_time: float | None) -> str:
+def _options(settings: TestSettings | None, count: int, move_time: float | None) -> str:
     """The command's options for this match, as a user would type them again."""
     if settings is None:
         words = f"--pairs {count}"
+    elif isinstance(settings, MarginSettings):
+        words = (
+            f"--statistic margin --effect0 {settings.effect0:g} --effect1 {settings.effect1:g} "
+            f"--alpha {settings.alpha:g} --beta {settings.beta:g} --max-pairs {count}"
+        )
     else:
         words = (
             f"--elo0 {settings.elo0:g} --elo1 {settings.elo1:g} --alpha {settings.alpha:g} "
@@ -242,6 +283,22 @@ def match(
         int | None,
         typer.Option("--max-pairs", help=f"The test's cap on pairs [{DEFAULT_CAP}]."),
     ] = None,
+    statistic: Annotated[
+        str | None,
+        typer.Option(
+            "--statistic",
+            metavar="pentanomial|margin",
+            help="What the test counts: pair scores, or point margins [pentanomial].",
+        ),
+    ] = None,
+    effect0: Annotated[
+        float | None,
+        typer.Option("--effect0", help="The margin test's H0: mean margin / its sd, a pair."),
+    ] = None,
+    effect1: Annotated[
+        float | None,
+        typer.Option("--effect1", help="The margin test's H1: mean margin / its sd, a pair."),
+    ] = None,
     name: Annotated[
         str | None, typer.Option("--name", help="The match's name [A-vs-B]; the same resumes.")
     ] = None,
@@ -257,9 +314,12 @@ def match(
 ) -> None:
     """Two bots head to head in duplicate pairs, fixed or until a sequential test decides.
 
-    A fixed number of pairs (--pairs), or the sequential test (--elo0, --elo1), stopping once it
-    decides. Ctrl-C, then the same command, resumes."""
-    settings, count = _mode(pairs, (elo0, elo1), (alpha, beta), max_pairs)
+    A fixed number of pairs (--pairs), or the sequential test (--elo0, --elo1; or --statistic
+    margin --effect0, --effect1), stopping once it decides. Ctrl-C, then the same command,
+    resumes."""
+    settings, count = _mode(
+        pairs, (elo0, elo1), (alpha, beta), max_pairs, statistic, (effect0, effect1)
+    )
     if jobs < 1:
         raise fail(f"--jobs must be positive, not {jobs}")
     arena, store = open_arena()
@@ -330,6 +390,76 @@ def _play(
     return match_report(config, tally, decision, cap)
 
 
+def margin_verdict_text(verdict: Verdict, first: str, second: str, settings: MarginSettings) -> str:
+    """The margin test's decision in one line.
+
+    >>> print(margin_verdict_text(Verdict.H1, "new", "old", MarginSettings(0.0, 0.3)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    H1 accepted: new outscores old by more than +0 sd of the margin a pair; the pairs favour
+    +0.3 over +0 (an effect of +0 or less ends this way at most 5% of the time)
+    """
+    if verdict is Verdict.H1:
+        low, high, chance = settings.effect0, settings.effect1, settings.alpha
+        return (
+            f"H1 accepted: {first} outscores {second} by more than {low:+g} sd of the margin "
+            f"a pair; the pairs favour {high:+g} over {low:+g} (an effect of {low:+g} or less "
+            f"ends this way at most {100 * chance:g}% of the time)"
+        )
+    low, high, chance = settings.effect0, settings.effect1, settings.beta
+    return (
+        f"H0 accepted: {first} does not outscore {second} by {high:+g} sd of the margin a pair "
+        f"or more; the pairs favour {low:+g} over {high:+g} (an effect of {high:+g} or more "
+        f"ends this way at most {100 * chance:g}% of the time)"
+    )
+
+
+def skew_note(settings: TestSettings, skew: float | None) -> str | None:
+    """A warning when a margin test decided on margins more skewed (``skew``, their sample
+    skewness) than its error rates were measured on (``None``: no need).
+
+    >>> print(skew_note(MarginSettings(0.0, 0.3), -1.5))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    note: the margins are skewed (-1.50); the margin test's error rates hold within 1.5 points
+    only up to 0.5 either way (docs/match.md): check with the pentanomial test
+    >>> skew_note(MarginSettings(0.0, 0.3), 0.2) is None
+    True
+    """
+    if not isinstance(settings, MarginSettings) or skew is None or abs(skew) <= MEASURED_SKEW:
+        return None
+    return (
+        f"note: the margins are skewed ({skew:+.2f}); the margin test's error rates hold within "
+        f"1.5 points only up to {MEASURED_SKEW:g} either way (docs/match.md): check with the "
+        "pentanomial test"
+    )
+
+
+def corrected_text(found: StoppedEstimate) -> str:
+    """The estimates corrected for the test's stop, in one line.
+
+    >>> print(corrected_text(StoppedEstimate(31.0, 2.5, 60.0, 20.4, 1.0, 40.0, 0.21)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    corrected for the stop: Elo +31 [+2, +60], margin +20.4 [+1.0, +40.0] points a pair
+    (effect +0.21)
+    >>> print(corrected_text(StoppedEstimate(None, None, None, 20.4, 1.0, None, 0.21)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    corrected for the stop: Elo not estimated (every pair went one way), margin +20.4 [+1.0,
+    open] points a pair (effect +0.21)
+    """
+    if found.elo is None:
+        elo = "not estimated (every pair went one way)"
+    else:
+        elo = f"{found.elo:+.0f} [{_end(found.elo_low, 0)}, {_end(found.elo_high, 0)}]"
+    return (
+        f"corrected for the stop: Elo {elo}, margin {found.margin:+.1f} "
+        f"[{_end(found.margin_low, 1)}, {_end(found.margin_high, 1)}] points a pair (effect "
+        f"{found.effect:+.2f})"
+    )
+
+
+def _end(value: float | None, digits: int) -> str:
+    return "open" if value is None else f"{value:+.{digits}f}"
+
+
 def _pairs(count: int) -> str:
     return f"{count} pair" if count == 1 else f"{count} pairs"
 
@@ -347,7 +477,16 @@ def _finish(report: MatchReport, out: Console, as_json: bool) -> None:
         out.print(said(f"{first} against {second}: {line}"), soft_wrap=True)
     test, settings = report.test, report.settings
     if test is not None and test.verdict is not None and settings is not None:
-        out.print(said(verdict_text(test.verdict, first, second, settings)), soft_wrap=True)
+        if isinstance(settings, MarginSettings):
+            words = margin_verdict_text(test.verdict, first, second, settings)
+        else:
+            words = verdict_text(test.verdict, first, second, settings)
+        out.print(said(words), soft_wrap=True)
+        if report.corrected is not None:
+            out.print(said(corrected_text(report.corrected)), soft_wrap=True)
+        note = skew_note(settings, report.margin_skewness)
+        if note is not None:
+            out.print(said(note), soft_wrap=True)
     elif report.state == "cap reached":
         out.print(
             f"cap reached: {_pairs(report.pairs)} and the test has not decided (LLR "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import trio
 
 from referee.match import MatchEnd, SeatStats
+from referee.records import ResultRecord
 from tournaments.executors import ExecutorError
 from tournaments.formats.hands import HandStats
 from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary, WorkerFailure
@@ -51,17 +52,21 @@ def played(job: MatchJob, winner: int | None = 0) -> MatchOutcome:
     """A plausible outcome of ``job``: three games to ``winner``, ten decisions a seat, no
     faults."""
     wins = (3, 0) if winner == 0 else (0, 3) if winner == 1 else (0, 0)
+    result = ResultRecord(
+        line=0,
+        match_id=job.match_id,
+        seed=job.seed,
+        winner=winner,
+        end=MatchEnd.COMPLETE.value,
+        forfeited=(),
+        totals=((100 * (winner == 0),) * 3, (100 * (winner == 1),) * 3),
+        game_winners=(winner, winner, winner),
+        hands=3,
+        faults=(),
+        stats=(SeatStats(10, 1.0, 2.0, 0), SeatStats(10, 1.0, 2.0, 0)),
+    )
     summary = MatchSummary(
-        job.match_id,
-        job.seed,
-        winner,
-        MatchEnd.COMPLETE,
-        (),
-        ((100 * (winner == 0),) * 3, (100 * (winner == 1),) * 3),
-        (winner, winner, winner),
-        3,
-        (),
-        (SeatStats(10, 1.0, 2.0, 0), SeatStats(10, 1.0, 2.0, 0)),
+        result,
         (HandStats(hands_won=wins[0], points=100 * wins[0]), HandStats(hands_won=wins[1])),
         log=job.log,
     )

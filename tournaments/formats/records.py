@@ -14,11 +14,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
+from protocol.bounded import JsonObject, JsonValue
 from referee.control import FaultPolicy, TimeControl
 from referee.faults import Fault, FaultKind
 from referee.match import MatchEnd, MatchResult, SeatStats
+from referee.records import ResultRecord
 from referee.rules import RuleParams
 from referee.sandbox import SandboxLimits
 from tournaments.formats.hands import HandStats, hand_stats
@@ -111,16 +113,9 @@ class MatchSummary:
     """What the store keeps of a played match: the log's result record, both seats' hand
     statistics, and who said hello in each seat."""
 
-    match_id: str
-    seed: int
-    winner: int | None
-    end: MatchEnd
-    forfeited: tuple[int, ...]
-    totals: Totals
-    game_winners: tuple[int | None, ...]
-    hands: int
-    faults: tuple[Fault, ...]
-    stats: tuple[SeatStats, SeatStats]
+    result: ResultRecord
+    """The match's result record, as the log holds it but for the match salt (the store keeps
+    no secret of the commitments; ``salt`` is ``None``)."""
     hand_stats: tuple[HandStats, HandStats]
     hello: tuple[str | None, str | None] = (None, None)
     """Each seat's ``name@version`` as its hello gave it (``None``: it never said hello)."""
@@ -133,34 +128,67 @@ class MatchSummary:
         """A finished match's summary (its hand statistics counted from its hands)."""
         hello = tuple(None if i is None else f"{i.name}@{i.version}" for i in result.identities)
         return cls(
-            result.match_id,
-            result.seed,
-            result.winner,
-            result.end,
-            result.forfeited,
-            result.totals,
-            result.game_winners,
-            result.hands,
-            result.faults,
-            result.stats,
+            dataclasses.replace(result.record, salt=None),
             hand_stats(record.outcome for record in result.hand_records),
             (hello[0], hello[1]),
             str(log_path),
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def match_id(self) -> str:
+        return self.result.match_id
+
+    @property
+    def seed(self) -> int:
+        return self.result.seed
+
+    @property
+    def winner(self) -> int | None:
+        return self.result.winner
+
+    @property
+    def end(self) -> MatchEnd:
+        return _ENDS[self.result.end]
+
+    @property
+    def forfeited(self) -> tuple[int, ...]:
+        return self.result.forfeited
+
+    @property
+    def totals(self) -> Totals:
+        return self.result.totals
+
+    @property
+    def game_winners(self) -> tuple[int | None, ...]:
+        return self.result.game_winners
+
+    @property
+    def hands(self) -> int:
+        return self.result.hands
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        return self.result.faults
+
+    @property
+    def stats(self) -> tuple[SeatStats, SeatStats]:
+        first, second = self.result.stats
+        return first, second
+
+    def to_dict(self) -> JsonObject:
         """JSON-ready form (the ``summary`` column of the store's results)."""
-        data: dict[str, Any] = {
-            "match_id": self.match_id,
-            "seed": self.seed,
-            "winner": self.winner,
-            "end": self.end.value,
-            "forfeited": list(self.forfeited),
-            "totals": [list(seat) for seat in self.totals],
-            "game_winners": list(self.game_winners),
-            "hands": self.hands,
-            "faults": [fault.to_dict() for fault in self.faults],
-            "stats": [stats.to_dict() for stats in self.stats],
+        result = self.result
+        data: JsonObject = {
+            "match_id": result.match_id,
+            "seed": result.seed,
+            "winner": result.winner,
+            "end": result.end,
+            "forfeited": list(result.forfeited),
+            "totals": [list(seat) for seat in result.totals],
+            "game_winners": list(result.game_winners),
+            "hands": result.hands,
+            "faults": [fault.to_dict() for fault in result.faults],
+            "stats": [stats.to_dict() for stats in result.stats],
             "hand_stats": [stats.to_dict() for stats in self.hand_stats],
             "hello": list(self.hello),
             "log": self.log,
@@ -170,7 +198,7 @@ class MatchSummary:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> MatchSummary:
+    def from_dict(cls, data: JsonObject) -> MatchSummary:
         """Read :meth:`to_dict`'s form, or a summary stored before these records (hand
         statistics holding only the counts that were not 0; the fields a hand-made summary may
         lack read as nothing).
@@ -185,21 +213,25 @@ class MatchSummary:
         return fast if fast is not None else cls._read(data)
 
     @classmethod
-    def _read(cls, data: dict[str, Any]) -> MatchSummary:
+    def _read(cls, data: JsonObject) -> MatchSummary:
         """:meth:`from_dict` the long way: any form it reads, and its errors."""
         totals = [tuple(int(points) for points in seat) for seat in data.get("totals", [(), ()])]
         hello = [None if name is None else str(name) for name in data.get("hello", [None, None])]
+        result = ResultRecord(  # no line, no salt: a stored summary keeps neither
+            line=0,
+            match_id=str(data.get("match_id", "")),
+            seed=int(data.get("seed", 0)),
+            winner=_seat(data["winner"]),
+            end=MatchEnd(data["end"]).value,
+            forfeited=tuple(int(seat) for seat in data.get("forfeited", ())),
+            totals=(totals[0], totals[1]),
+            game_winners=tuple(_seat(winner) for winner in data["game_winners"]),
+            hands=int(data.get("hands", 0)),
+            faults=tuple(_fault(_object(fault)) for fault in data["faults"]),
+            stats=_pair_of(_seat_stats, data["stats"]),
+        )
         return cls(
-            str(data.get("match_id", "")),
-            int(data.get("seed", 0)),
-            _seat(data["winner"]),
-            MatchEnd(data["end"]),
-            tuple(int(seat) for seat in data.get("forfeited", ())),
-            (totals[0], totals[1]),
-            tuple(_seat(winner) for winner in data["game_winners"]),
-            int(data.get("hands", 0)),
-            tuple(_fault(_object(fault)) for fault in data["faults"]),
-            _pair_of(_seat_stats, data["stats"]),
+            result,
             _pair_of(HandStats.from_dict, data["hand_stats"]),
             (hello[0], hello[1]),
             str(data.get("log", "")),
@@ -244,7 +276,7 @@ _ENDS: Final = {end.value: end for end in MatchEnd}
 _NO_FAULTS: Final = ()
 
 
-def _usual_summary(data: dict[str, Any]) -> MatchSummary | None:
+def _usual_summary(data: JsonObject) -> MatchSummary | None:
     """A summary in the form :meth:`MatchSummary.to_dict` writes, read with the same conversions
     as :meth:`MatchSummary.from_dict` but none of its generic steps (a league's standings read
     100,000); ``None`` (or an error) for any other form, which ``from_dict`` then reads the long
@@ -283,17 +315,21 @@ def _usual_summary(data: dict[str, Any]) -> MatchSummary | None:
         return None
     if type(mine) is not dict or type(theirs) is not dict:
         return None
+    result = ResultRecord(
+        line=0,
+        match_id=match_id,
+        seed=int(get("seed", 0)),
+        winner=winner,
+        end=_ENDS[end].value,
+        forfeited=tuple(map(int, get("forfeited", ()))),
+        totals=(tuple(map(int, totals[0])), tuple(map(int, totals[1]))),
+        game_winners=tuple(map(int, game_winners)),
+        hands=int(get("hands", 0)),
+        faults=tuple(_fault(_object(fault)) for fault in faults) if faults else _NO_FAULTS,
+        stats=(_usual_seat_stats(first), _usual_seat_stats(second)),
+    )
     return MatchSummary(
-        match_id,
-        int(get("seed", 0)),
-        winner,
-        _ENDS[end],
-        tuple(map(int, get("forfeited", ()))),
-        (tuple(map(int, totals[0])), tuple(map(int, totals[1]))),
-        tuple(map(int, game_winners)),
-        int(get("hands", 0)),
-        tuple(_fault(_object(fault)) for fault in faults) if faults else _NO_FAULTS,
-        (_usual_seat_stats(first), _usual_seat_stats(second)),
+        result,
         (HandStats.from_dict(mine), HandStats.from_dict(theirs)),
         (hello[0], hello[1]),
         log,
@@ -301,7 +337,7 @@ def _usual_summary(data: dict[str, Any]) -> MatchSummary | None:
     )
 
 
-def _usual_seat_stats(data: dict[str, Any]) -> SeatStats:
+def _usual_seat_stats(data: JsonObject) -> SeatStats:
     """:func:`_seat_stats` without its copy of ``data`` (the same conversions)."""
     faults = data.get("faults") or {}
     if not isinstance(faults, dict):
@@ -315,18 +351,18 @@ def _usual_seat_stats(data: dict[str, Any]) -> SeatStats:
     )
 
 
-def _object(value: Any) -> dict[str, Any]:
+def _object(value: JsonValue) -> JsonObject:
     if not isinstance(value, dict):
         raise TypeError(f"expected a JSON object, not {type(value).__name__}")
     return value
 
 
-def _pair(value: Any) -> tuple[str, str]:
+def _pair(value: JsonValue) -> tuple[str, str]:
     first, second = (str(item) for item in value)
     return first, second
 
 
-def _seeds(value: Any) -> tuple[int, int]:
+def _seeds(value: JsonValue) -> tuple[int, int]:
     """Two bot seeds: a list of two whole numbers that fit the Welcome's ``uint64``."""
     if not (
         isinstance(value, list)
@@ -337,20 +373,20 @@ def _seeds(value: Any) -> tuple[int, int]:
     return value[0], value[1]
 
 
-def _pair_of(read: Callable[[dict[str, Any]], T], value: Any) -> tuple[T, T]:
+def _pair_of(read: Callable[[JsonObject], T], value: JsonValue) -> tuple[T, T]:
     first, second = (read(_object(item)) for item in value)
     return first, second
 
 
-def _seat(value: Any) -> int | None:
+def _seat(value: JsonValue) -> int | None:
     return None if value is None else int(value)
 
 
-def _seat_stats(data: dict[str, Any]) -> SeatStats:
+def _seat_stats(data: JsonObject) -> SeatStats:
     return SeatStats.from_dict({"strikes": 0, **data})  # strikes: not in hand-made summaries
 
 
-def _fault(data: dict[str, Any]) -> Fault:
+def _fault(data: JsonObject) -> Fault:
     return Fault(
         int(data["seat"]),
         FaultKind(data["kind"]),

@@ -34,8 +34,9 @@ __all__ = [
     "dense_fit",
     "information",
     "invert",
+    "one_way_pairings",
     "pairing_totals",
-    "shutout_pairings",
+    "scoring_components",
     "solve",
     "unit_dispersion",
 ]
@@ -83,7 +84,8 @@ class Ratings:
     1 if each series were an independent Bradley-Terry trial, below 1 when luck cancels within
     pairs, above 1 when it doubles."""
     df: int
-    """Residual degrees of freedom: units minus bots plus one (0: too few to estimate)."""
+    """Residual degrees of freedom: the units counted in ``dispersion`` minus the bots plus one
+    (0: too few to estimate)."""
     approximate: bool = False
     """Whether ``covariance`` is an estimate (a field above ``DENSE_FIT_MAX_BOTS`` bots), not
     the exact inverse information; the ratings are exact either way."""
@@ -213,18 +215,30 @@ def information(
 def unit_dispersion(units: Sequence[Unit], theta: Sequence[float]) -> tuple[float, int]:
     """Pearson's chi-square of the units' series totals over its degrees of freedom, with
     ``PRIOR_DISPERSION_DF`` more at dispersion 1 (so that a handful of units that happen to
-    sit on their expectation do not give intervals of width 0), and those degrees of freedom.
+    sit on their expectation do not give intervals of width 0), and those degrees of freedom:
+    the units kept less the bots plus one. (Less the bots less one per component of
+    :func:`scoring_components`, the differences the kept units measure, would be the finer
+    count; on a ladder it moves nothing, and on a tiny league whose every bot but two is
+    connected one way only it gave the t quantile of 1 degree of freedom, 12.7, to intervals the
+    prior sets, where this gives none and the normal's.)
 
-    Units the fit cannot judge are left out of both: those of a pairing one side won outright
-    (the prior, not the data, sets its expectation) and those it expects to be all but certain
-    (``p (1 - p)`` under ``DISPERSION_MIN_WEIGHT``). Kept in, they add nothing to the chi-square
-    and a degree of freedom each, and one lopsided bot shrank every other interval (three close
-    bots beside one 1,200 Elo weaker: their differences covered 88%)."""
-    shutouts = shutout_pairings(units)
+    Units the fit cannot judge are left out of both: those of a pairing the results connect one
+    way only (:func:`one_way_pairings`: the prior, not the data, sets its expectation) and those
+    it expects to be all but certain (``p (1 - p)`` under ``DISPERSION_MIN_WEIGHT``). Kept in,
+    they add nothing to the chi-square and a degree of freedom each, and one lopsided bot shrank
+    every other interval (three close bots beside one 1,200 Elo weaker: their differences
+    covered 88%). A pairing one side merely won outright is judged as any other when the loser
+    scored against someone who scored against the winner. Such pairings used to be left out,
+    and on the ladder (nearly every pairing played once, between close bots, a pair won 2-0
+    about as often as split) that dropped about half the units, those of largest residual,
+    keeping the near-zero ones: its dispersion came out below the truth (median 0.80 where it
+    was 1) and its intervals covered 83-90% (``docs/standings.md``, "Which units count in the
+    dispersion")."""
+    component = scoring_components(units, len(theta))
     judged = []
     for i, j, scores in units:
         p = 1 / (1 + math.exp(theta[j] - theta[i]))
-        if (min(i, j), max(i, j)) in shutouts or p * (1 - p) < DISPERSION_MIN_WEIGHT:
+        if component[i] != component[j] or p * (1 - p) < DISPERSION_MIN_WEIGHT:
             continue
         judged.append((sum(scores) - len(scores) * p) ** 2 / (len(scores) * p * (1 - p)))
     df = len(judged) - (len(theta) - 1)
@@ -233,14 +247,70 @@ def unit_dispersion(units: Sequence[Unit], theta: Sequence[float]) -> tuple[floa
     return (math.fsum(judged) + PRIOR_DISPERSION_DF) / (df + PRIOR_DISPERSION_DF), df
 
 
-def shutout_pairings(units: Sequence[Unit]) -> set[tuple[int, int]]:
-    """The pairings (lower index first) one side won outright, unit by unit."""
-    seen: dict[tuple[int, int], set[float]] = {}
+def one_way_pairings(units: Sequence[Unit], size: int) -> set[tuple[int, int]]:
+    """The pairings (lower index first) whose two bots the results connect one way only: with
+    an edge from each bot to each opponent it scored against (a draw is half a win each way),
+    the pairings between two strongly connected components. Without the prior, the likelihood
+    of such a pairing grows without end as the two ratings move apart (its expectation is the
+    prior's); within a component every difference has a finite estimate. A pairing won outright
+    is one way when nothing leads back (a bot that lost every series, say), but not when the
+    loser beat a bot that beat the winner."""
+    component = scoring_components(units, size)
+    return {(min(i, j), max(i, j)) for i, j, _ in units if component[i] != component[j]}
+
+
+def scoring_components(units: Sequence[Unit], size: int) -> list[int]:
+    """Each of the ``size`` bots' strongly connected component (numbered from 0) in the graph
+    with an edge from each bot to each opponent it scored against in some unit."""
+    edges: list[set[int]] = [set() for _ in range(size)]
     for i, j, scores in units:
-        key = (min(i, j), max(i, j))
-        share = sum(scores) / len(scores)
-        seen.setdefault(key, set()).add(share if i < j else 1.0 - share)
-    return {key for key, shares in seen.items() if shares in ({0.0}, {1.0})}
+        if sum(scores) > 0:
+            edges[i].add(j)
+        if sum(scores) < len(scores):
+            edges[j].add(i)
+    return _components([sorted(out) for out in edges])
+
+
+def _components(edges: Sequence[Sequence[int]]) -> list[int]:
+    """Each vertex's strongly connected component (Tarjan's algorithm, without recursion)."""
+    size = len(edges)
+    order = [-1] * size  # the vertex's place in the depth-first search, -1 before it
+    low = [0] * size
+    component = [-1] * size
+    stack: list[int] = []
+    found = counted = 0
+    for root in range(size):
+        if order[root] >= 0:
+            continue
+        path = [(root, 0)]
+        order[root] = low[root] = found
+        found += 1
+        stack.append(root)
+        while path:
+            vertex, next_edge = path[-1]
+            if next_edge < len(edges[vertex]):
+                path[-1] = (vertex, next_edge + 1)
+                target = edges[vertex][next_edge]
+                if order[target] < 0:
+                    order[target] = low[target] = found
+                    found += 1
+                    stack.append(target)
+                    path.append((target, 0))
+                elif component[target] < 0:
+                    low[vertex] = min(low[vertex], order[target])
+                continue
+            path.pop()
+            if path:
+                parent = path[-1][0]
+                low[parent] = min(low[parent], low[vertex])
+            if low[vertex] == order[vertex]:
+                while True:
+                    member = stack.pop()
+                    component[member] = counted
+                    if member == vertex:
+                        break
+                counted += 1
+    return component
 
 
 def dense_fit(

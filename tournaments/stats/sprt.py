@@ -42,11 +42,15 @@ __all__ = [
     "SprtSettings",
     "SprtStatus",
     "Verdict",
+    "check_hypotheses",
     "elo_score",
+    "finite",
     "fit_mean",
     "llr",
     "llr_normal",
+    "settings_fields",
     "status",
+    "wald_bounds",
 ]
 
 
@@ -81,13 +85,66 @@ ELO_LIMIT = 1000.0
 score rounds towards 1 and the fit has no room."""
 
 
-def _finite(name: str, value: object) -> float:
+def finite(name: str, value: object) -> float:
+    """``value`` as a float, if it is a finite number (not a bool).
+
+    Raises:
+        ValueError: one line naming ``name``.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number, not {value!r}")
     number = float(value)
     if not math.isfinite(number):
         raise ValueError(f"{name} must be finite, not {number}")
     return number
+
+
+def wald_bounds(alpha: float, beta: float) -> tuple[float, float]:
+    """Wald's bounds on an LLR at the error rates:
+    ``(log(beta/(1-alpha)), log((1-beta)/alpha))``."""
+    return (math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha))
+
+
+def check_hypotheses(
+    low: tuple[str, float], high: tuple[str, float], limit: float, alpha: float, beta: float
+) -> None:
+    """Check a sequential test's settings: two named hypotheses, finite, within ``+-limit`` and
+    in order, and error rates strictly between 0 and 0.5.
+
+    Raises:
+        ValueError: one line naming the field out of range.
+    """
+    for name, value in (low, high, ("alpha", alpha), ("beta", beta)):
+        finite(name, value)
+    for name, value in (low, high):
+        if abs(value) > limit:
+            raise ValueError(f"{name} must be between -{limit:g} and {limit:g}")
+    if not low[1] < high[1]:
+        raise ValueError(
+            f"{high[0]} must be greater than {low[0]} (got {low[0]}={low[1]}, {high[0]}={high[1]})"
+        )
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if not 0.0 < value < 0.5:
+            raise ValueError(f"{name} must be between 0 and 0.5 (exclusive), not {value}")
+
+
+def settings_fields(
+    data: Mapping[str, object], hypotheses: tuple[str, str], label: str
+) -> dict[str, float]:
+    """A test's stored settings read as numbers: the two ``hypotheses`` required, ``alpha`` and
+    ``beta`` optional, nothing else (a ``statistic`` key is the caller's).
+
+    Raises:
+        ValueError: a field unknown, missing or not a finite number, naming the ``label``ed test.
+    """
+    fields = {key: value for key, value in data.items() if key != "statistic"}
+    unknown = sorted(set(fields) - {*hypotheses, "alpha", "beta"})
+    if unknown:
+        raise ValueError(f"unknown {label} setting {unknown[0]!r}")
+    for name in hypotheses:
+        if name not in fields:
+            raise ValueError(f"{label} setting {name} is missing")
+    return {name: finite(name, value) for name, value in fields.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,27 +168,12 @@ class SprtSettings:
     beta: float = 0.05
 
     def __post_init__(self) -> None:
-        for name in ("elo0", "elo1", "alpha", "beta"):
-            _finite(name, getattr(self, name))
-        for name in ("elo0", "elo1"):
-            if abs(getattr(self, name)) > ELO_LIMIT:
-                raise ValueError(f"{name} must be between -{ELO_LIMIT:g} and {ELO_LIMIT:g}")
-        if not self.elo0 < self.elo1:
-            raise ValueError(
-                f"elo1 must be greater than elo0 (got elo0={self.elo0}, elo1={self.elo1})"
-            )
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if not 0.0 < value < 0.5:
-                raise ValueError(f"{name} must be between 0 and 0.5 (exclusive), not {value}")
+        check_hypotheses(("elo0", self.elo0), ("elo1", self.elo1), ELO_LIMIT, self.alpha, self.beta)
 
     @property
     def bounds(self) -> tuple[float, float]:
         """Wald's bounds on the LLR: ``(log(beta/(1-alpha)), log((1-beta)/alpha))``."""
-        return (
-            math.log(self.beta / (1.0 - self.alpha)),
-            math.log((1.0 - self.beta) / self.alpha),
-        )
+        return wald_bounds(self.alpha, self.beta)
 
     def to_dict(self) -> dict[str, float]:
         """The settings as a JSON-ready mapping (read back by ``from_dict``)."""
@@ -144,14 +186,7 @@ class SprtSettings:
         Raises:
             ValueError: a field missing, unknown, not a number or out of range.
         """
-        unknown = sorted(set(data) - {"elo0", "elo1", "alpha", "beta"})
-        if unknown:
-            raise ValueError(f"unknown SPRT setting {unknown[0]!r}")
-        for name in ("elo0", "elo1"):
-            if name not in data:
-                raise ValueError(f"SPRT setting {name} is missing")
-        values = {name: _finite(name, value) for name, value in data.items()}
-        return cls(**values)
+        return cls(**settings_fields(data, ("elo0", "elo1"), "SPRT"))
 
 
 class Verdict(enum.StrEnum):

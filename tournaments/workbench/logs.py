@@ -36,7 +36,8 @@ import trio.testing
 from protocol.sdk import Bot
 from referee.control import TimeControl
 from referee.match import MatchConfig, MatchResult, play_match
-from referee.matchlog import SALT_BYTES, record_line
+from referee.matchlog import SALT_BYTES
+from referee.records import LogRecord
 from referee.replay import Replay, Viewer, build_replay, read_text
 from referee.rules import (
     Action,
@@ -260,9 +261,9 @@ class _MemoryLog:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def write(self, record_type: str, /, **fields: object) -> None:
+    def write(self, record: LogRecord, /) -> None:
         """Append one record, as :class:`referee.matchlog.MatchLog` writes it."""
-        self.lines.append(record_line(record_type, dict(fields)))
+        self.lines.append(record.to_line())
 
     def flush(self) -> None:
         """Nothing to flush."""

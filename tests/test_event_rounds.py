@@ -196,8 +196,11 @@ def test_a_tampered_round_is_reported(tmp_path: Path) -> None:
     run(arena, store, config, Stronger(2))
     swapped = StoredRound(stored(store)[1].seeds, (Tie("b0@1", "b3@1"), Tie("b1@1", "b2@1")))
     store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (swapped.to_json(),))
-    (problem,) = check_rounds(store, "e")
-    assert problem.startswith("round 2 is paired b0@1 v b3@1, b1@1 v b2@1 in the store")
+    problems = check_rounds(store, "e")
+    assert problems[-1].startswith("round 2 is paired b0@1 v b3@1, b1@1 v b2@1 in the store")
+    # and the matches played in round 2 are not the series of the ties it now says
+    assert "match e~b0@1~b2@1~000 is of no round's tie" in problems
+    assert "match e~b0@1~b3@1~000 of a round's tie is not scheduled" in problems
     store.db.execute("UPDATE event_rounds SET pairing = '[1]' WHERE round = 1")
     with pytest.raises(StoreDamaged, match="pairing of round 2"):
         event_state(store, "e")

@@ -29,19 +29,31 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protocol.bounded import JsonObject, loads_json
-from tournaments.events import Tie, TieResult, knockout_round, swiss_round
+from tournaments.events import (
+    Tie,
+    TieResult,
+    knockout_round,
+    knockout_rounds,
+    swiss_round,
+    swiss_table,
+)
 from tournaments.league import LeagueError, StoredLeague, series_of, stored_league
 from tournaments.stats.pairs import pair_outcomes
 from tournaments.stats.standings import read_standings
 from tournaments.store import MatchRow, ResultRow, Store, StoreDamaged
 
 __all__ = [
+    "STAGES",
+    "EventLine",
     "EventState",
     "StoredRound",
     "advance",
     "check_rounds",
+    "event_standings",
     "event_state",
     "round_matches",
+    "seeding",
+    "tie_result",
 ]
 
 
@@ -261,16 +273,11 @@ def _draw(secret: bytes, bot: str) -> bytes:
 
 
 def check_rounds(store: Store, name: str) -> list[str]:
-    """Every stored round whose ties are not those paired from the results before it (each
-    as a line: what ``gin league verify`` reports); empty when all agree."""
+    """What disagrees in an event's rounds, a line each (what ``gin league verify`` reports;
+    empty: nothing): a stored round whose ties are not those paired from the results before
+    it, seeds not those of its seeding, and matches not those of its rounds' ties."""
     state = event_state(store, name)
-    problems = []
-    if state.league.config.seeding in ("order", "draw") and state.rounds:
-        seeds = seeding(store, state.league)
-        if seeds != state.seeds:
-            problems.append(
-                f"the seeds are {', '.join(state.seeds)} in the store, not {', '.join(seeds)}"
-            )
+    problems = _seed_problems(store, state) + _match_problems(store, state)
     for number, stored in enumerate(state.rounds):
         if number > len(state.results):
             break  # rounds after an unfinished one cannot be checked (and are never paired)
@@ -294,6 +301,41 @@ def check_rounds(store: Store, name: str) -> list[str]:
     return problems
 
 
+def _seed_problems(store: Store, state: EventState) -> list[str]:
+    if state.league.config.seeding not in ("order", "draw") or not state.rounds:
+        return []  # another league's ratings may have changed since: the kept seeds stand
+    seeds = seeding(store, state.league)
+    if seeds == state.seeds:
+        return []
+    return [f"the seeds are {', '.join(state.seeds)} in the store, not {', '.join(seeds)}"]
+
+
+def _match_problems(store: Store, state: EventState) -> list[str]:
+    """The matches scheduled that no round's tie has, and those a tie has that differ or are
+    missing."""
+    met: Counter[frozenset[str]] = Counter()
+    expected = {
+        match.match_id: match
+        for stored in state.rounds
+        for tie in stored.ties
+        for match in round_matches(state.league, store, tie, met)
+    }
+    problems = []
+    for match in store.matches(state.league.config.name):
+        want = expected.pop(match.match_id, None)
+        if want is None:
+            problems.append(f"match {match.match_id} is of no round's tie")
+        elif (match.seat0, match.seat1, match.seed, match.duplicate_of) != (
+            want.seat0,
+            want.seat1,
+            want.seed,
+            want.duplicate_of,
+        ):
+            problems.append(f"match {match.match_id} is not the series its tie schedules")
+    problems += [f"match {match_id} of a round's tie is not scheduled" for match_id in expected]
+    return problems
+
+
 def _said(ties: Sequence[Tie]) -> str:
     return (
         ", ".join(
@@ -301,3 +343,69 @@ def _said(ties: Sequence[Tie]) -> str:
         )
         or "nothing"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class EventLine:
+    """One bot's line of an event's standings."""
+
+    bot: str
+    score: float
+    """A Swiss's points (a tie won 1, drawn ½, a bye 1); a knockout's ties won (byes too)."""
+    buchholz: float | None
+    """A Swiss's tie-break: the sum of its opponents' scores (``None`` in a knockout)."""
+    reached: str | None
+    """A knockout's last stage: ``winner``, ``final``, ``semi-final``, ``quarter-final``,
+    ``round N``, or ``in round N`` while it is still in (``None`` in a Swiss)."""
+    rating: float | None
+    """Its Bradley-Terry rating over the event's series (``None``: no series played)."""
+
+    def to_dict(self) -> JsonObject:
+        """Its JSON form (``docs/standings.md``, events)."""
+        return {
+            "bot": self.bot,
+            "score": self.score,
+            "buchholz": self.buchholz,
+            "reached": self.reached,
+            "rating": self.rating,
+        }
+
+
+STAGES = ("final", "semi-final", "quarter-final")
+"""A knockout's last rounds, the last first."""
+
+
+def event_standings(state: EventState, ratings: dict[str, float]) -> list[EventLine]:
+    """The event's standings: a Swiss by score, Buchholz, then seed; a knockout by the stage
+    reached, then seed; each bot's rating (of ``ratings``) beside it."""
+    if state.league.config.format == "swiss":
+        return [
+            EventLine(line.bot, line.score, line.buchholz, None, ratings.get(line.bot))
+            for line in swiss_table(state.seeds, state.results)
+        ]
+    out, won = _knocked_out(state)
+    place = {bot: index for index, bot in enumerate(state.seeds)}
+    total = knockout_rounds(len(state.seeds))
+    lines = []
+    for bot in state.seeds:
+        stage = out.get(bot)
+        if stage is None:
+            reached = "winner" if state.finished else f"in round {len(state.results) + 1}"
+        else:
+            left = total - 1 - stage
+            reached = STAGES[left] if left < len(STAGES) else f"round {stage + 1}"
+        lines.append(EventLine(bot, float(won[bot]), None, reached, ratings.get(bot)))
+    depth = {line.bot: out.get(line.bot, total) for line in lines}
+    return sorted(lines, key=lambda line: (-depth[line.bot], place[line.bot]))
+
+
+def _knocked_out(state: EventState) -> tuple[dict[str, int], Counter[str]]:
+    """The round (from 0) each bot went out in, and the ties each won."""
+    out: dict[str, int] = {}
+    won: Counter[str] = Counter()
+    for number, results in enumerate(state.results):
+        for result in results:
+            winner = result.winner()
+            won[winner] += 1
+            out.update({bot: number for bot in result.tie.bots() if bot != winner})
+    return out, won

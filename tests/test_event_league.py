@@ -1,0 +1,97 @@
+"""A Swiss and a knockout league played for real: the sample bots as sandboxed processes,
+through ``gin league create|run|status|standings|verify`` (issue 33)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tournaments.cli.app import app
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_bots"
+
+
+def gin(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def league_file(folder: Path, text: str) -> str:
+    path = folder / "event.toml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "120")
+    twin = tmp_path / "greedy-twin"
+    shutil.copytree(SAMPLES / "greedy", twin, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = twin / "bot.toml"
+    manifest.write_text(manifest.read_text().replace('"greedy"', '"greedy-twin"'))
+    for folder in (SAMPLES / "strong", SAMPLES / "greedy", SAMPLES / "random", twin):
+        gin("bot", "submit", str(folder))
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_a_swiss_of_the_sample_bots_is_played_and_verified(home: Path) -> None:
+    text = (
+        'name = "club"\nseed = 4\nbots = ["strong", "greedy", "greedy-twin", "random"]\n'
+        'format = "swiss"\nrounds = 2\nseries_per_pairing = 2\n'
+    )
+    gin("league", "create", league_file(home, text))
+    output = gin("league", "run", "club", "-j", "2")
+    assert "Swiss: club (by score, then Buchholz, then seed)" in output
+    status = json.loads(gin("league", "status", "club", "--json"))
+    event = status["event"]
+    assert event["finished"] is True
+    assert [len(r["ties"]) for r in event["rounds"]] == [2, 2]
+    first = event["rounds"][0]["ties"]
+    assert [(t["first"], t["second"]) for t in first] == [
+        ("strong@1.0.0", "greedy@1.0.0"),
+        ("greedy-twin@1.0.0", "random@1.0.0"),
+    ]
+    met = {frozenset((t["first"], t["second"])) for r in event["rounds"] for t in r["ties"]}
+    assert len(met) == 4  # no repeat
+    assert status["counts"]["done"] == 8
+    standings = json.loads(gin("league", "standings", "club", "--format", "json"))
+    lines = standings["event"]["standings"]
+    assert sum(line["score"] for line in lines) == 4.0  # two ties a round, a point each
+    assert all(line["buchholz"] is not None and line["rating"] is not None for line in lines)
+    verified = json.loads(gin("league", "verify", "club", "--json"))
+    assert verified["ok"] is True
+    assert verified["verified"] == 8
+    assert "round 2 of 2 (played)" in gin("league", "status", "club")
+
+
+@pytest.mark.slow
+def test_a_knockout_of_the_sample_bots_is_played_and_verified(home: Path) -> None:
+    text = (
+        'name = "cup"\nseed = 9\nbots = ["strong", "greedy", "random"]\n'
+        'format = "knockout"\nseries_per_pairing = 2\n'
+    )
+    gin("league", "create", league_file(home, text))
+    gin("league", "run", "cup", "-j", "2")
+    event = json.loads(gin("league", "status", "cup", "--json"))["event"]
+    semi, final = event["rounds"]
+    assert semi["ties"][0] == {"first": "strong@1.0.0", "second": None, "state": "bye"}
+    assert (semi["ties"][1]["first"], semi["ties"][1]["second"]) == (
+        "greedy@1.0.0",
+        "random@1.0.0",
+    )
+    (decider,) = final["ties"]
+    assert decider["first"] == "strong@1.0.0"
+    assert decider["second"] == semi["ties"][1]["winner"]
+    standings = json.loads(gin("league", "standings", "cup", "--format", "json"))
+    reached = [line["reached"] for line in standings["event"]["standings"]]
+    assert reached == ["winner", "final", "semi-final"]
+    assert json.loads(gin("league", "verify", "cup", "--json"))["ok"] is True
+    table = gin("league", "standings", "cup")
+    assert "Knockout: cup (by stage reached, then seed)" in table

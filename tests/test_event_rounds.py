@@ -216,7 +216,22 @@ def test_a_tampered_round_is_reported(tmp_path: Path) -> None:
         ({"format": "knockout", "bots": ["a", "b"]}, "a knockout needs at least 3 bots"),
         ({"format": "knockout", "rounds": 2}, "a knockout has no rounds"),
         ({"format": "league"}, "format must be one of round-robin, swiss, knockout"),
-        ({"rounds": 2}, "rounds and seeding are for an event"),
+        ({"rounds": 2}, "rounds, seeding and max_pairs are for an event"),
+        ({"format": "knockout", "max_pairs": 4}, "max_pairs is for a knockout whose ties"),
+        (
+            {"format": "knockout", "sprt": {"elo0": -10.0, "elo1": 10.0}},
+            "a knockout with \\[sprt\\] needs max_pairs = N, at least 1",
+        ),
+        (
+            {
+                "format": "knockout",
+                "sprt": {"elo0": -10.0, "elo1": 10.0},
+                "max_pairs": 4,
+                "duplicate": False,
+            },
+            "a knockout's \\[sprt\\] needs duplicate on",
+        ),
+        ({"format": "swiss", "rounds": 1, "sprt": {"elo0": 0.0, "elo1": 5.0}}, "has no candidates"),
         ({"format": "swiss", "rounds": 1, "seeding": "best"}, "seeding must be"),
         ({"format": "swiss", "rounds": 1, "candidates": ["a"]}, "has no candidates"),
         ({"format": "swiss", "rounds": 1, "round": 1}, "unknown field 'round'"),
@@ -244,3 +259,56 @@ def test_an_event_is_fixed_once_created(tmp_path: Path) -> None:
     with pytest.raises(LeagueError, match="is a swiss"):
         extend_league(store, "e", 2)
     assert LeagueConfig.from_dict(config.to_dict()) == config
+
+
+SEQUENTIAL = {
+    "sprt": {"elo0": -100.0, "elo1": 100.0, "alpha": 0.1, "beta": 0.1},
+    "max_pairs": 6,
+}
+
+
+def test_a_sequential_tie_plays_a_pair_at_a_time_until_the_test_decides(tmp_path: Path) -> None:
+    """The better bot wins every series: each tie's test decides for it after a few pairs,
+    each pair scheduled only once the one before is recorded."""
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    executor = Stronger(4)
+    run(arena, store, config, executor)
+    state = event_state(store, "e")
+    assert state.finished
+    semis = state.results[0]
+    assert [result.decided_for for result in semis] == ["b0@1", "b1@1"]
+    pairs = [result.series // 2 for result in semis]
+    assert pairs[0] == 4  # LLR 2.30 after four pairs won 2-0, over its bound 2.20
+    assert pairs[0] == pairs[1]
+    assert len(store.matches("e")) == sum(r.series for rs in state.results for r in rs)
+    spans = {span.match_id: span for span in executor.spans}
+    legs = sorted(m.match_id for m in store.matches("e") if m.pairing == "b0@1|b3@1")
+    for pair in range(1, pairs[0]):
+        before = max(spans[m].ended for m in legs[2 * pair - 2 : 2 * pair])
+        assert min(spans[m].started for m in legs[2 * pair : 2 * pair + 2]) >= before
+    assert check_rounds(store, "e") == []
+
+
+def test_an_undecided_sequential_tie_stops_at_its_cap(tmp_path: Path) -> None:
+    """Seat 0 wins every series: every pair is level, the test never decides, each tie plays
+    its six pairs and goes to the better seed (level margins)."""
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    run(arena, store, config, FakeExecutor(2))
+    state = event_state(store, "e")
+    assert [r.series for r in state.results[0]] == [12, 12]
+    assert [r.decided_for for r in state.results[0]] == [None, None]
+    assert state.rounds[1].ties == (Tie("b0@1", "b1@1"),)
+    assert check_rounds(store, "e") == []
+
+
+def test_a_sequential_tie_resumes_where_it_stopped(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    with pytest.raises(ExecutorError):
+        run(arena, store, config, Stronger(2, lost_after=5))
+    first = stored(store)
+    assert len(first) == 1
+    run(arena, store, config, Stronger(2))
+    assert stored(store)[:1] == first
+    assert event_state(store, "e").finished
+    assert check_rounds(store, "e") == []
+    assert store.counts("e") == {MatchState.DONE: len(store.matches("e"))}

@@ -76,6 +76,7 @@ from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
 from tournaments.stats.margin_sprt import TestSettings, settings_from_dict
+from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
@@ -120,6 +121,7 @@ KNOWN_KEYS: Final = {
     "format",
     "rounds",
     "seeding",
+    "max_pairs",
 }
 FORMATS: Final = ("round-robin", "swiss", "knockout")
 """What ``format`` may be: a round robin (or a gauntlet, with ``candidates``), or an event."""
@@ -158,6 +160,9 @@ class LeagueConfig:
     """A Swiss's rounds (0 for any other format)."""
     seeding: str = "order"
     """An event's seeding: ``order``, ``draw`` or ``league:NAME``."""
+    max_pairs: int = 0
+    """A knockout with ``sprt``: the most pairs a tie plays before the rule of an undecided tie
+    decides it (0 otherwise)."""
 
     @property
     def event(self) -> bool:
@@ -188,6 +193,8 @@ class LeagueConfig:
             data["seeding"] = self.seeding
         if self.rounds:
             data["rounds"] = self.rounds
+        if self.max_pairs:
+            data["max_pairs"] = self.max_pairs
         return data
 
     @classmethod
@@ -235,7 +242,8 @@ class LeagueConfig:
         if not isinstance(jobs, int) or jobs < 1:
             problems.append("jobs must be a positive integer")
         candidates = _candidates(data.get("candidates", []), bots, problems)
-        sprt = _sprt(data.get("sprt"), bots, duplicate, problems)
+        knockout = data.get("format") == "knockout"
+        sprt = _sprt(data.get("sprt"), bots, duplicate, problems, knockout=knockout)
         event = _event(data, bots, problems)
         parts = _sections(data, problems)
         if problems:
@@ -260,24 +268,43 @@ class LeagueConfig:
         )
 
 
-def _event(data: JsonObject, bots: list[str], problems: list[str]) -> tuple[str, int, str]:
-    """A league's format, a Swiss's rounds and an event's seeding, checked (problems added to
-    ``problems``)."""
+def _event(data: JsonObject, bots: list[str], problems: list[str]) -> tuple[str, int, str, int]:
+    """A league's format, a Swiss's rounds, an event's seeding and a knockout's most pairs a
+    tie, checked (problems added to ``problems``)."""
     given, rounds, seeding = (data.get(key) for key in ("format", "rounds", "seeding"))
     kind = "round-robin" if given is None else given
     if kind not in FORMATS:
         problems.append(f"format must be one of {', '.join(FORMATS)}, not {given!r}")
-        return "round-robin", 0, "order"
+        return "round-robin", 0, "order", 0
     assert isinstance(kind, str)
     if kind == "round-robin":
-        if rounds is not None or seeding is not None:
-            problems.append('rounds and seeding are for an event: format = "swiss" or "knockout"')
-        return kind, 0, "order"
+        if rounds is not None or seeding is not None or "max_pairs" in data:
+            problems.append(
+                'rounds, seeding and max_pairs are for an event: format = "swiss" or "knockout"'
+            )
+        return kind, 0, "order", 0
     if len(bots) < EVENT_MIN_BOTS[kind]:
         problems.append(f"a {kind} needs at least {EVENT_MIN_BOTS[kind]} bots, not {len(bots)}")
-    if "candidates" in data or "sprt" in data:
+    if "candidates" in data or (kind == "swiss" and "sprt" in data):
         problems.append(f"a {kind} has no candidates or [sprt]: every bot of bots plays in it")
-    return kind, _rounds(kind, rounds, len(bots), problems), _seeding(seeding, problems)
+    most = _max_pairs(kind, data, problems)
+    return kind, _rounds(kind, rounds, len(bots), problems), _seeding(seeding, problems), most
+
+
+def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
+    """A knockout's sequential ties' cap: given with ``[sprt]`` and only then."""
+    given = data.get("max_pairs")
+    if "sprt" not in data or kind != "knockout":
+        if given is not None:
+            problems.append("max_pairs is for a knockout whose ties are sequential ([sprt])")
+        return 0
+    if not isinstance(given, int) or isinstance(given, bool) or given < 1:
+        problems.append(
+            f"a knockout with [sprt] needs max_pairs = N, at least 1: the most pairs a tie "
+            f"plays (given: {given!r})"
+        )
+        return 0
+    return given
 
 
 def _rounds(kind: str, rounds: object, field: int, problems: list[str]) -> int:
@@ -324,21 +351,33 @@ def _candidates(given: object, bots: list[str], problems: list[str]) -> tuple[st
 
 
 def _sprt(
-    given: object, bots: list[str], duplicate: object, problems: list[str]
+    given: object,
+    bots: list[str],
+    duplicate: object,
+    problems: list[str],
+    *,
+    knockout: bool = False,
 ) -> TestSettings | None:
-    """A match's sequential test, checked (problems added to ``problems``)."""
+    """A match's sequential test (with ``knockout``, each tie's), checked (problems added to
+    ``problems``)."""
     if given is None:
         return None
     if not isinstance(given, dict):
         problems.append("[sprt] must be a table of elo0, elo1, alpha, beta")
         return None
-    if len(bots) != 2 or duplicate is not True:
+    if knockout and duplicate is not True:
+        problems.append("a knockout's [sprt] needs duplicate on (it counts pairs)")
+    elif not knockout and (len(bots) != 2 or duplicate is not True):
         problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")
     try:
-        return settings_from_dict(given)
+        settings = settings_from_dict(given)
     except (TypeError, ValueError) as error:
         problems.append(f"[sprt]: {error}")
         return None
+    if knockout and not isinstance(settings, SprtSettings):
+        problems.append("a knockout's [sprt] tests the pairs' series scores: elo0, elo1 only")
+        return None
+    return settings
 
 
 def _sections(data: JsonObject, problems: list[str]) -> tuple[TimeControl, FaultPolicy, RuleParams]:

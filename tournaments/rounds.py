@@ -21,6 +21,7 @@ its first bot's side: its series points and its point margin, over the tie's ser
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -37,8 +38,9 @@ from tournaments.events import (
     swiss_round,
     swiss_table,
 )
-from tournaments.league import LeagueError, StoredLeague, series_of, stored_league
-from tournaments.stats.pairs import pair_outcomes
+from tournaments.league import LeagueConfig, LeagueError, StoredLeague, series_of, stored_league
+from tournaments.stats.pairs import Pentanomial, pair_outcomes
+from tournaments.stats.sprt import SprtSettings, Verdict, status
 from tournaments.stats.standings import read_standings
 from tournaments.store import MatchRow, ResultRow, Store, StoreDamaged
 
@@ -47,12 +49,13 @@ __all__ = [
     "EventLine",
     "EventState",
     "StoredRound",
+    "TiePlan",
     "advance",
     "check_rounds",
     "event_standings",
     "event_state",
-    "round_matches",
     "seeding",
+    "tie_plan",
     "tie_result",
 ]
 
@@ -114,6 +117,8 @@ class EventState:
     tie_states: tuple[tuple[str, ...], ...]
     """Each stored round's ties' states: ``bye``, ``pending`` (some series to play) or
     ``played``."""
+    scheduled: tuple[MatchRow, ...] = ()
+    """The matches its rounds' ties schedule, as far as their results go."""
 
     @property
     def complete(self) -> bool:
@@ -174,24 +179,19 @@ def event_state(store: Store, name: str) -> EventState:
         StoredRound.from_json(text, number) for number, text in enumerate(store.event_rounds(name))
     )
     by_id = {result.match_id: result for result in store.results(name)}
+    secret = store.league_secret(name)
     met: Counter[frozenset[str]] = Counter()
     results: list[tuple[TieResult, ...]] = []
     states: list[tuple[str, ...]] = []
+    wanted: list[MatchRow] = []
     for stored in rounds:
-        tie_results: list[TieResult] = []
-        tie_states: list[str] = []
-        for tie in stored.ties:
-            rows = [by_id.get(m.match_id) for m in round_matches(league, store, tie, met)]
-            found = [row for row in rows if row is not None]
-            tie_states.append(
-                "bye" if tie.bye else "played" if len(found) == len(rows) else "pending"
-            )
-            tie_results.append(tie_result(tie, found))
-        states.append(tuple(tie_states))
-        if len(results) == len(states) - 1 and "pending" not in tie_states:
-            results.append(tuple(tie_results))
+        plans = [tie_plan(league, secret, tie, met, by_id) for tie in stored.ties]
+        wanted += [match for plan in plans for match in plan.matches]
+        states.append(tuple(plan.state for plan in plans))
+        if len(results) == len(states) - 1 and "pending" not in states[-1]:
+            results.append(tuple(plan.result for plan in plans))
     seeds = rounds[0].seeds if rounds else ()
-    return EventState(league, seeds, rounds, tuple(results), tuple(states))
+    return EventState(league, seeds, rounds, tuple(results), tuple(states), tuple(wanted))
 
 
 def _event(store: Store, name: str) -> StoredLeague:
@@ -203,34 +203,94 @@ def _event(store: Store, name: str) -> StoredLeague:
     return league
 
 
-def round_matches(
-    league: StoredLeague, store: Store, tie: Tie, met: Counter[frozenset[str]]
-) -> list[MatchRow]:
-    """The series of a tie (none for a bye); ``met`` counts the ties of each pairing so far
-    (this one is added), so that a pairing met again plays new series."""
+@dataclass(frozen=True, slots=True)
+class TiePlan:
+    """What a tie plays, as far as its results go: its matches, its state, its result."""
+
+    matches: tuple[MatchRow, ...]
+    """Its series scheduled so far: all of a fixed tie's; a sequential tie's pairs up to the
+    one it plays now (or the last it played)."""
+    state: str
+    """``bye``, ``pending`` (a series to play) or ``played``."""
+    result: TieResult
+
+
+def tie_plan(
+    league: StoredLeague,
+    secret: bytes | None,
+    tie: Tie,
+    met: Counter[frozenset[str]],
+    results: dict[str, ResultRow],
+) -> TiePlan:
+    """A tie's series and how far it is: ``series_per_pairing`` series, or with a knockout's
+    ``[sprt]`` one pair at a time until the test over its pairs decides or ``max_pairs`` are
+    played. ``met`` counts the ties of each pairing so far (this one is added), so a pairing
+    met again plays new series; ``results``: the event's, by match id."""
     if tie.second is None:
-        return []
+        return TiePlan((), "bye", TieResult(tie))
     key = frozenset(tie.bots())
     first, second = sorted(tie.bots())
     config = league.config
-    start = met[key] * config.series_per_pairing
+    start = met[key] * max(config.series_per_pairing, 2 * config.max_pairs)
     met[key] += 1
-    return series_of(config, store.league_secret(config.name), first, second, start)
+    if not config.max_pairs or not isinstance(config.sprt, SprtSettings):
+        matches = series_of(config, secret, first, second, start)
+        found = [results[m.match_id] for m in matches if m.match_id in results]
+        state = "played" if len(found) == len(matches) else "pending"
+        return TiePlan(tuple(matches), state, tie_result(tie, found))
+    return _sequential(config, secret, tie, start, results)
 
 
-def tie_result(tie: Tie, results: Sequence[ResultRow]) -> TieResult:
-    """A tie's result from its recorded series, from its first bot's side."""
+def _sequential(
+    config: LeagueConfig, secret: bytes | None, tie: Tie, start: int, results: dict[str, ResultRow]
+) -> TiePlan:
+    """A sequential tie: its pairs in order, as long as the ones before are complete and the
+    test has not decided."""
+    assert isinstance(config.sprt, SprtSettings)
+    first, second = sorted(tie.bots())
+    one_pair = dataclasses.replace(config, series_per_pairing=2)
+    matches: list[MatchRow] = []
+    found: list[ResultRow] = []
+    for pair in range(config.max_pairs):
+        legs = series_of(one_pair, secret, first, second, start + 2 * pair)
+        matches += legs
+        played = [results[m.match_id] for m in legs if m.match_id in results]
+        found += played
+        if len(played) < len(legs):
+            return TiePlan(tuple(matches), "pending", tie_result(tie, found))
+        verdict = status(_counts(tie, found), config.sprt).verdict
+        if verdict is not None:
+            winner = tie.first if verdict is Verdict.H1 else tie.second
+            return TiePlan(tuple(matches), "played", tie_result(tie, found, winner))
+    return TiePlan(tuple(matches), "played", tie_result(tie, found))
+
+
+def _counts(tie: Tie, results: Sequence[ResultRow]) -> Pentanomial:
+    """The complete pairs of a tie, by its first bot's series score in them."""
+    counts = [0, 0, 0, 0, 0]
+    for unit in pair_outcomes(results):
+        if unit.complete:
+            side = unit if unit.bot == tie.first else unit.flipped()
+            counts[round(2 * sum(side.scores))] += 1
+    return counts[0], counts[1], counts[2], counts[3], counts[4]
+
+
+def tie_result(tie: Tie, results: Sequence[ResultRow], decided_for: str | None = None) -> TieResult:
+    """A tie's result from its recorded series, from its first bot's side (``decided_for``: the
+    winner a sequential test chose)."""
     points, margin = 0.0, 0
     for unit in pair_outcomes(results):
         side = unit if unit.bot == tie.first else unit.flipped()
         points += sum(side.scores)
         margin += side.margin
-    return TieResult(tie, len(results), points, margin)
+    return TieResult(tie, len(results), points, margin, decided_for)
 
 
 def advance(store: Store, name: str) -> int:
-    """Pair and store the event's next round when the last one is recorded; returns how many
-    matches it added (0: a round is still being played, or the event is over).
+    """Schedule what the event plays next: a sequential tie's next pair, or, when every
+    match of the last round is recorded, the next round (paired, and stored with its matches
+    in one transaction). Returns how many matches it added (0: the scheduled ones are still
+    being played, or the event is over).
 
     Raises:
         LeagueError: no such league, or not an event.
@@ -238,17 +298,18 @@ def advance(store: Store, name: str) -> int:
     """
     state = event_state(store, name)
     if not state.complete:
-        return 0
+        return store.add_matches(name, list(state.scheduled))
     seeds = state.seeds or seeding(store, state.league)
-    state = EventState(state.league, seeds, state.rounds, state.results, state.tie_states)
+    state = dataclasses.replace(state, seeds=seeds)
     ties = state.next_ties()
     if not ties:
         return 0
+    secret = store.league_secret(name)
     met: Counter[frozenset[str]] = Counter()
     for stored in state.rounds:
         for tie in stored.ties:
-            round_matches(state.league, store, tie, met)
-    rows = [m for tie in ties for m in round_matches(state.league, store, tie, met)]
+            tie_plan(state.league, secret, tie, met, {})
+    rows = [m for tie in ties for m in tie_plan(state.league, secret, tie, met, {}).matches]
     fresh = store.save_round(name, len(state.rounds), StoredRound(seeds, ties).to_json(), rows)
     return len(rows) if fresh else 0
 
@@ -312,14 +373,8 @@ def _seed_problems(store: Store, state: EventState) -> list[str]:
 
 def _match_problems(store: Store, state: EventState) -> list[str]:
     """The matches scheduled that no round's tie has, and those a tie has that differ or are
-    missing."""
-    met: Counter[frozenset[str]] = Counter()
-    expected = {
-        match.match_id: match
-        for stored in state.rounds
-        for tie in stored.ties
-        for match in round_matches(state.league, store, tie, met)
-    }
+    missing (a sequential tie's next pair is scheduled by the next run: not a problem)."""
+    expected = {match.match_id: match for match in state.scheduled}
     problems = []
     for match in store.matches(state.league.config.name):
         want = expected.pop(match.match_id, None)
@@ -332,7 +387,8 @@ def _match_problems(store: Store, state: EventState) -> list[str]:
             want.duplicate_of,
         ):
             problems.append(f"match {match.match_id} is not the series its tie schedules")
-    problems += [f"match {match_id} of a round's tie is not scheduled" for match_id in expected]
+    if not state.league.config.max_pairs or state.complete:
+        problems += [f"match {match_id} of a round's tie is not scheduled" for match_id in expected]
     return problems
 
 

@@ -209,7 +209,7 @@ class LeagueRunner:
         self.advance = advance
         if advance is None and config.event:
             self.advance = functools.partial(rounds.advance, store, config.name)
-        if tally is None and config.sprt is not None:
+        if tally is None and config.sprt is not None and not config.event:  # a knockout's: ties'
             self.tally = PairTally(_first_bot(store, config), store.results(config.name))
         self._started = 0
         """Tasks started and not ended: the window onto the pending matches."""
@@ -520,7 +520,8 @@ class LeagueRunner:
     def _resume_decision(self) -> None:
         """A match decided in an earlier run stays decided: what finished since changes
         nothing, and what a killed run left pending is dropped."""
-        kept = self.store.decision(self.config.name) if self.config.sprt is not None else None
+        tested = self.config.sprt is not None and not self.config.event
+        kept = self.store.decision(self.config.name) if tested else None
         if kept is not None:
             self.decision = _kept_decision(self.store.decide(self.config.name, kept))
             self.progress.stopped = True

@@ -40,6 +40,8 @@ class TieResult:
     """The first bot's series points: 1 a series won, 0.5 drawn."""
     margin: int = 0
     """The first bot's game points minus the second's, over the tie's series."""
+    decided_for: str | None = None
+    """The winner a sequential test over the tie's pairs chose (``None``: none did)."""
 
     def match_points(self) -> tuple[float, float]:
         """The Swiss points of each side: 1 to the bot with more series points, ½ each when
@@ -58,8 +60,9 @@ class TieResult:
         return (1.0, 0.0) if self.points > half else (0.0, 1.0)
 
     def winner(self) -> str:
-        """Who goes through in a knockout: more series points; when level, the greater point
-        margin; when that is level too, the first bot (the higher seed).
+        """Who goes through in a knockout: the bot a sequential test chose, if one did; else more
+        series points; when level, the greater point margin; when that is level too, the first
+        bot (the higher seed).
 
         >>> level = Tie("a", "b")
         >>> TieResult(level, 4, 2.0, -1).winner(), TieResult(level, 4, 2.0, 0).winner()
@@ -67,6 +70,8 @@ class TieResult:
         """
         if self.tie.second is None:
             return self.tie.first
+        if self.decided_for is not None:
+            return self.decided_for
         half = self.series / 2
         if self.points != half:
             return self.tie.first if self.points > half else self.tie.second

@@ -151,6 +151,31 @@ class LeagueTables(Database):
             )
             return True
 
+    def add_matches(self, league: str, matches: list[MatchRow]) -> int:
+        """Schedule matches of an existing league (those scheduled already are left as they
+        are: a sequential tie's next pair, asked for again after a kill, is added once);
+        returns how many were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO matches (match_id, league, pairing, series_index, seat0,"
+                " seat1, seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        m.match_id,
+                        league,
+                        m.pairing,
+                        m.series_index,
+                        m.seat0,
+                        m.seat1,
+                        m.seed,
+                        m.duplicate_of,
+                    )
+                    for m in matches
+                ],
+            )
+            return db.total_changes - before
+
     def event_rounds(self, league: str) -> list[str]:
         """An event's stored rounds' pairings, first round first.
 

@@ -4,7 +4,13 @@ through ``gin league create|run|status|standings|verify`` (issue 33)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -95,3 +101,54 @@ def test_a_knockout_of_the_sample_bots_is_played_and_verified(home: Path) -> Non
     assert json.loads(gin("league", "verify", "cup", "--json"))["ok"] is True
     table = gin("league", "standings", "cup")
     assert "Knockout: cup (by stage reached, then seed)" in table
+
+
+def _results(home: Path) -> int:
+    with sqlite3.connect(home / "arena.sqlite", timeout=30) as db:
+        return int(db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+
+def _rounds(home: Path) -> list[str]:
+    with sqlite3.connect(home / "arena.sqlite", timeout=30) as db:
+        rows = db.execute("SELECT pairing FROM event_rounds ORDER BY round").fetchall()
+        return [str(row[0]) for row in rows]
+
+
+@pytest.mark.slow
+def test_a_swiss_killed_mid_round_resumes_its_rounds_as_stored(home: Path) -> None:
+    """``gin league run`` killed (SIGKILL) in round 2: the resumed run plays round 2 as it
+    was stored, pairs round 3, and the whole verifies."""
+    text = (
+        'name = "killed"\nseed = 3\nbots = ["greedy", "greedy-twin", "random", "strong"]\n'
+        'format = "swiss"\nrounds = 3\nseries_per_pairing = 2\n'
+    )
+    gin("league", "create", league_file(home, text))
+    gin_home = home / "home"
+    env = {**os.environ, "COLUMNS": "100"}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tournaments.cli.entry", "league", "run", "killed", "-j", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while _results(gin_home) < 5:  # round 1 is 4 series: this is in round 2
+            assert time.monotonic() < deadline, "round 2 did not start within 180 s"
+            time.sleep(0.2)
+        os.kill(runner.pid, signal.SIGKILL)
+        runner.wait(timeout=10)
+    finally:
+        if runner.poll() is None:
+            os.killpg(runner.pid, signal.SIGKILL)
+    before = _rounds(gin_home)
+    assert len(before) == 2
+    assert _results(gin_home) < 8
+    gin("league", "run", "killed", "-j", "2")
+    after = _rounds(gin_home)
+    assert after[:2] == before
+    assert len(after) == 3
+    verified = json.loads(gin("league", "verify", "killed", "--json"))
+    assert verified["ok"] is True, verified
+    assert verified["verified"] == 12

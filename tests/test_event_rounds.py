@@ -14,6 +14,7 @@ import pytest
 import trio
 import trio.testing
 
+from tournaments.cli.event_view import round_lines
 from tournaments.events import Tie
 from tournaments.executors import ExecutorError
 from tournaments.executors.fake import FakeExecutor, played
@@ -312,3 +313,21 @@ def test_a_sequential_tie_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert event_state(store, "e").finished
     assert check_rounds(store, "e") == []
     assert store.counts("e") == {MatchState.DONE: len(store.matches("e"))}
+
+
+def test_the_status_lines_say_each_tie(tmp_path: Path) -> None:
+    """A Swiss's ties say who won; a knockout's who goes through; a round playing, what is
+    pending. (The round after the first is paired by the run's last advance, not played.)"""
+    arena, store, config = event(tmp_path, 5, format="swiss", rounds=2)
+    assert round_lines(event_state(store, "e")) == ["swiss: no round paired yet (gin league run e)"]
+    run(arena, store, config, Stronger(2), advance=lambda: advance(store, "e") and 0)
+    lines = round_lines(event_state(store, "e"))
+    assert lines[0] == (
+        "round 1 of 2 (played): b0@1 v b1@1 2-0, b0@1 won; b2@1 v b3@1 2-0, b2@1 won; b4@1 bye"
+    )
+    assert lines[1].startswith("round 2 of 2 (playing): b0@1 v b2@1 (pending)")
+    arena, store, config = event(tmp_path / "k", 3, format="knockout")
+    run(arena, store, config, FakeExecutor(2))
+    assert round_lines(event_state(store, "e"))[0] == (
+        "round 1 (played): b0@1 bye; b1@1 v b2@1 1-1, b1@1 through"
+    )

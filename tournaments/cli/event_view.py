@@ -21,7 +21,8 @@ def round_lines(state: EventState) -> list[str]:
         ties = []
         for index, tie in enumerate(stored.ties):
             result = state.results[number][index] if played else None
-            ties.append(_tie_text(tie, state.tie_states[number][index], result))
+            tie_state = state.tie_states[number][index]
+            ties.append(_tie_text(tie, tie_state, result, knockout=config.format == "knockout"))
         lines.append(
             f"round {number + 1}{planned} ({'played' if played else 'playing'}): " + "; ".join(ties)
         )
@@ -32,14 +33,18 @@ def round_lines(state: EventState) -> list[str]:
     return lines
 
 
-def _tie_text(tie: Tie, tie_state: str, result: TieResult | None) -> str:
+def _tie_text(tie: Tie, tie_state: str, result: TieResult | None, *, knockout: bool) -> str:
+    """A tie as a round's line says it: a Swiss's winner (or a draw), a knockout's bot through."""
     if tie.second is None:
         return f"{tie.first} bye"
     text = f"{tie.first} v {tie.second}"
     if result is None or tie_state != "played":
         return f"{text} ({tie_state})"
     score = f"{result.points:g}-{result.series - result.points:g}"
-    return f"{text} {score}, {result.winner()} through"
+    if knockout:
+        return f"{text} {score}, {result.winner()} through"
+    first, _ = result.match_points()
+    return f"{text} {score}, " + ("drawn" if first == 0.5 else f"{result.winner()} won")
 
 
 def event_grid(state: EventState, lines: list[EventLine]) -> Grid:

@@ -28,9 +28,10 @@ _BELOW_LEAGUES: Final = _REFEREE | {
     "tournaments.stats",
     "tournaments.executors",
     "tournaments.views",
+    "tournaments.events",
 }
 """The league machinery's own layers under its runner: records, storage, statistics, execution,
-and the words and pages of a game."""
+the words and pages of a game, and the pairing of an event's rounds."""
 
 ALLOWED: dict[str, frozenset[str]] = {
     "referee.rules": frozenset(),
@@ -50,6 +51,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     # Executors play a job and give back its outcome: they know no league, store or runner.
     "tournaments.executors": _REFEREE | {"tournaments.formats"},
     "tournaments.views": _REFEREE | {"tournaments.stats"},
+    # An event's pairings are pure functions of its seeds and results: they import nothing.
+    "tournaments.events": frozenset(),
     # The league machinery: league files, the registry, the runner, gin match, verify, restat.
     "tournaments": _BELOW_LEAGUES,
     "tournaments.workbench": _BELOW_LEAGUES | {"tournaments"},

@@ -28,7 +28,9 @@ from protocol.bounded import JsonObject, loads_json
 from referee.replay import LogReadError, MatchLogData, ResultRecord, read_log, verify_records
 from tournaments.formats.hands import hand_stats, logged_hands, read_hand_stats
 from tournaments.formats.seeds import league_bot_seeds
+from tournaments.league import stored_league
 from tournaments.registry import parse_spec
+from tournaments.rounds import check_rounds
 from tournaments.store import (
     BotRow,
     LoggedResult,
@@ -117,11 +119,21 @@ def audit(store: Store, league: str, logs: Path) -> AuditReport:
     found += [Discrepancy(match_id, _STRAY) for match_id in strays]
     found += _shared_logs(results)
     found += _orphans(logs, results, matches)
+    found += _rounds(store, league)
     order = {match_id: index for index, match_id in enumerate(matches)}
     found.sort(key=lambda item: order.get(item.match_id, len(order)))
     states = Counter(match.state for match in matches.values())
     scheduled = tuple((state, states[state]) for state in MatchState if states[state])
     return AuditReport(len(results), verified, tuple(found), tuple(unchecked), scheduled)
+
+
+def _rounds(store: Store, league: str) -> list[Discrepancy]:
+    """An event's rounds that are not paired from the results before them, or whose matches
+    are not their ties' (``tournaments.rounds.check_rounds``), each under ``LEAGUE/rounds``."""
+    stored = stored_league(store, league)
+    if stored is None or not stored.config.event:
+        return []
+    return [Discrepancy(f"{league}/rounds", problem) for problem in check_rounds(store, league)]
 
 
 def unrecorded(store: Store, league: str) -> list[str]:

@@ -36,6 +36,14 @@ least one bot of ``bots`` must be left for the field. ``gin league extend`` adds
 pairing; the file's ``series_per_pairing`` may stay as first written (a smaller count than the
 stored one removes nothing).
 
+With ``format = "swiss"`` (and ``rounds = N``) or ``format = "knockout"`` a league is an
+*event*, played round by round (``tournaments.rounds``): each round's ties (two bots playing
+``series_per_pairing`` series, in duplicate pairs) are paired from the results of the rounds
+before it (``tournaments.events``) and stored before they play. ``seeding`` orders the field for
+the pairing: ``"order"`` (as ``bots`` lists it, strongest first: the default), ``"draw"`` (a draw
+keyed by the league's secret) or ``"league:NAME"`` (by the ratings of league NAME in this
+store). An event's field and settings are fixed once it is created.
+
 Each league has a secret, made when it is created and kept in the store: random, or, when the
 file gives a ``seed``, that seed keyed with the store's own secret (so the same file deals the
 same again in the same ``GIN_HOME``, and a bot that knows the seed still cannot rebuild a deal).
@@ -68,6 +76,7 @@ from referee.control import FaultPolicy, TimeControl, duration_ms
 from referee.rules import RuleParams
 from tournaments.registry import RegistryError, resolve
 from tournaments.stats.margin_sprt import TestSettings, settings_from_dict
+from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
@@ -87,6 +96,7 @@ __all__ = [
     "play_seed",
     "public_seed",
     "schedule",
+    "series_of",
     "stored_league",
 ]
 
@@ -108,7 +118,15 @@ KNOWN_KEYS: Final = {
     "rules",
     "candidates",
     "sprt",
+    "format",
+    "rounds",
+    "seeding",
+    "max_pairs",
 }
+FORMATS: Final = ("round-robin", "swiss", "knockout")
+"""What ``format`` may be: a round robin (or a gauntlet, with ``candidates``), or an event."""
+EVENT_MIN_BOTS: Final = {"swiss": 4, "knockout": 3}
+"""The smallest field of each event (fewer: a round robin, or ``gin match``, does as well)."""
 
 
 class LeagueError(ValueError):
@@ -136,6 +154,20 @@ class LeagueConfig:
     round robin."""
     sprt: TestSettings | None = None
     """The sequential test of a match (two bots, duplicate): the runner stops once it decides."""
+    format: str = "round-robin"
+    """One of :data:`FORMATS`: ``swiss`` and ``knockout`` are events, played round by round."""
+    rounds: int = 0
+    """A Swiss's rounds (0 for any other format)."""
+    seeding: str = "order"
+    """An event's seeding: ``order``, ``draw`` or ``league:NAME``."""
+    max_pairs: int = 0
+    """A knockout with ``sprt``: the most pairs a tie plays before the rule of an undecided tie
+    decides it (0 otherwise)."""
+
+    @property
+    def event(self) -> bool:
+        """Whether the league is played round by round (a Swiss or a knockout)."""
+        return self.format != "round-robin"
 
     def to_dict(self) -> JsonObject:
         """JSON-ready form (stored with the league; a round robin without a test keeps the form
@@ -156,6 +188,13 @@ class LeagueConfig:
             data["candidates"] = list(self.candidates)
         if self.sprt is not None:
             data["sprt"] = self.sprt.to_dict()
+        if self.event:
+            data["format"] = self.format
+            data["seeding"] = self.seeding
+        if self.rounds:
+            data["rounds"] = self.rounds
+        if self.max_pairs:
+            data["max_pairs"] = self.max_pairs
         return data
 
     @classmethod
@@ -203,7 +242,9 @@ class LeagueConfig:
         if not isinstance(jobs, int) or jobs < 1:
             problems.append("jobs must be a positive integer")
         candidates = _candidates(data.get("candidates", []), bots, problems)
-        sprt = _sprt(data.get("sprt"), bots, duplicate, problems)
+        knockout = data.get("format") == "knockout"
+        sprt = _sprt(data.get("sprt"), bots, duplicate, problems, knockout=knockout)
+        event = _event(data, bots, problems)
         parts = _sections(data, problems)
         if problems:
             raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -223,7 +264,75 @@ class LeagueConfig:
             public,
             candidates,
             sprt,
+            *event,
         )
+
+
+def _event(data: JsonObject, bots: list[str], problems: list[str]) -> tuple[str, int, str, int]:
+    """A league's format, a Swiss's rounds, an event's seeding and a knockout's most pairs a
+    tie, checked (problems added to ``problems``)."""
+    given, rounds, seeding = (data.get(key) for key in ("format", "rounds", "seeding"))
+    kind = "round-robin" if given is None else given
+    if kind not in FORMATS:
+        problems.append(f"format must be one of {', '.join(FORMATS)}, not {given!r}")
+        return "round-robin", 0, "order", 0
+    assert isinstance(kind, str)
+    if kind == "round-robin":
+        if rounds is not None or seeding is not None or "max_pairs" in data:
+            problems.append(
+                'rounds, seeding and max_pairs are for an event: format = "swiss" or "knockout"'
+            )
+        return kind, 0, "order", 0
+    if len(bots) < EVENT_MIN_BOTS[kind]:
+        problems.append(f"a {kind} needs at least {EVENT_MIN_BOTS[kind]} bots, not {len(bots)}")
+    if "candidates" in data or (kind == "swiss" and "sprt" in data):
+        problems.append(f"a {kind} has no candidates or [sprt]: every bot of bots plays in it")
+    most = _max_pairs(kind, data, problems)
+    return kind, _rounds(kind, rounds, len(bots), problems), _seeding(seeding, problems), most
+
+
+def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
+    """A knockout's sequential ties' cap: given with ``[sprt]`` and only then."""
+    given = data.get("max_pairs")
+    if "sprt" not in data or kind != "knockout":
+        if given is not None:
+            problems.append("max_pairs is for a knockout whose ties are sequential ([sprt])")
+        return 0
+    if not isinstance(given, int) or isinstance(given, bool) or given < 1:
+        problems.append(
+            f"a knockout with [sprt] needs max_pairs = N, at least 1: the most pairs a tie "
+            f"plays (given: {given!r})"
+        )
+        return 0
+    return given
+
+
+def _rounds(kind: str, rounds: object, field: int, problems: list[str]) -> int:
+    """A Swiss's rounds: at least 1, and few enough that no round has to repeat a pairing (a
+    field of N has N - 1 rounds of new pairings, or N when N is odd and each has a bye)."""
+    if kind == "knockout":
+        if rounds is not None:
+            problems.append("a knockout has no rounds: the bracket decides how many")
+        return 0
+    most = field if field % 2 else field - 1
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 1:
+        problems.append(f"a swiss needs rounds = N, at least 1 (given: {rounds!r})")
+        return 0
+    if rounds > most:
+        problems.append(f"a swiss of {field} bots has at most {most} rounds, not {rounds}")
+    return rounds
+
+
+def _seeding(seeding: object, problems: list[str]) -> str:
+    if seeding is None:
+        return "order"
+    if isinstance(seeding, str) and (
+        seeding in ("order", "draw")
+        or (seeding.startswith("league:") and NAME_PATTERN.fullmatch(seeding[7:]))
+    ):
+        return seeding
+    problems.append(f'seeding must be "order", "draw" or "league:NAME", not {seeding!r}')
+    return "order"
 
 
 def _candidates(given: object, bots: list[str], problems: list[str]) -> tuple[str, ...]:
@@ -242,9 +351,15 @@ def _candidates(given: object, bots: list[str], problems: list[str]) -> tuple[st
 
 
 def _sprt(
-    given: object, bots: list[str], duplicate: object, problems: list[str]
+    given: object,
+    bots: list[str],
+    duplicate: object,
+    problems: list[str],
+    *,
+    knockout: bool = False,
 ) -> TestSettings | None:
-    """A match's sequential test, checked (problems added to ``problems``)."""
+    """A match's sequential test (with ``knockout``, each tie's), checked (problems added to
+    ``problems``)."""
     if given is None:
         return None
     if not isinstance(given, dict):
@@ -253,13 +368,19 @@ def _sprt(
             "effect0, effect1, alpha, beta"
         )
         return None
-    if len(bots) != 2 or duplicate is not True:
+    if knockout and duplicate is not True:
+        problems.append("a knockout's [sprt] needs duplicate on (it counts pairs)")
+    elif not knockout and (len(bots) != 2 or duplicate is not True):
         problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")
     try:
-        return settings_from_dict(given)
+        settings = settings_from_dict(given)
     except (TypeError, ValueError) as error:
         problems.append(f"[sprt]: {error}")
         return None
+    if knockout and not isinstance(settings, SprtSettings):
+        problems.append("a knockout's [sprt] tests the pairs' series scores: elo0, elo1 only")
+        return None
+    return settings
 
 
 def _sections(data: JsonObject, problems: list[str]) -> tuple[TimeControl, FaultPolicy, RuleParams]:
@@ -490,28 +611,40 @@ def schedule(
     """
     rows = []
     for first, second in pairings(idents, candidates):
-        pairing = f"{first}|{second}"
-        for index in range(config.series_per_pairing):
-            deal = index // 2 if config.duplicate else index
-            seats = (first, second) if index % 2 == 0 else (second, first)
-            mirror = None
-            if config.duplicate and index % 2 == 1:
-                mirror = match_id(config.name, first, second, index - 1)
-            rows.append(
-                MatchRow(
-                    match_id(config.name, first, second, index),
-                    config.name,
-                    pairing,
-                    index,
-                    seats[0],
-                    seats[1],
-                    _deal_seed(config, secret, pairing, deal),
-                    mirror,
-                    MatchState.PENDING,
-                    0,
-                    "",
-                )
+        rows += series_of(config, secret, first, second)
+    return rows
+
+
+def series_of(
+    config: LeagueConfig, secret: bytes | None, first: str, second: str, start: int = 0
+) -> list[MatchRow]:
+    """The ``series_per_pairing`` series of one pairing (``first`` < ``second``), indices from
+    ``start`` (an event's later ties of a pairing go on from its earlier ones), seats
+    alternating; with duplicate on, series 2k and 2k+1 share one seed (k counted from 0, not
+    from ``start``: an even ``start`` keeps the pairs aligned)."""
+    pairing = f"{first}|{second}"
+    rows = []
+    for index in range(start, start + config.series_per_pairing):
+        deal = index // 2 if config.duplicate else index
+        seats = (first, second) if index % 2 == 0 else (second, first)
+        mirror = None
+        if config.duplicate and index % 2 == 1:
+            mirror = match_id(config.name, first, second, index - 1)
+        rows.append(
+            MatchRow(
+                match_id(config.name, first, second, index),
+                config.name,
+                pairing,
+                index,
+                seats[0],
+                seats[1],
+                _deal_seed(config, secret, pairing, deal),
+                mirror,
+                MatchState.PENDING,
+                0,
+                "",
             )
+        )
     return rows
 
 
@@ -527,6 +660,13 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
     """
     idents = _resolved(store, config.bots)
     stored = stored_league(store, config.name)
+    if stored is not None and (stored.config.event or config.event):
+        if (stored.config, stored.resolved) != (config, tuple(idents)):
+            raise LeagueError(
+                f"league {config.name} exists, and an event's field and settings are fixed once "
+                "it is created: create one with a new name"
+            )
+        return idents, 0
     if stored is not None:
         config = _settled(stored, config, idents)
     return idents, _save(store, StoredLeague(config, tuple(idents)))
@@ -591,6 +731,9 @@ def _save(store: Store, league: StoredLeague) -> int:
         LeagueError: the league would pass :data:`MAX_LEAGUE_MATCHES`.
     """
     config = league.config
+    if config.event:  # its rounds are scheduled one at a time, as they are paired
+        fresh = league_secret(config, store.secret("home"))
+        return store.save_league(config.name, league.to_json(), [], fresh)
     size = len(pairings(league.resolved, league.candidate_idents())) * config.series_per_pairing
     if size > MAX_LEAGUE_MATCHES:
         raise LeagueError(
@@ -618,6 +761,11 @@ def extend_league(store: Store, name: str, series: int) -> tuple[LeagueConfig, i
         known = ", ".join(store.leagues()) or "none yet"
         raise LeagueError(f"no league {name!r} (leagues: {known})")
     config = stored.config
+    if config.event:
+        raise LeagueError(
+            f"league {name} is a {config.format}: its ties have a fixed number of series, set "
+            "when it was created"
+        )
     if store.decision(name) is not None:
         raise LeagueError(
             f"match {name} is decided (its sequential test accepted a hypothesis): it plays no "

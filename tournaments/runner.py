@@ -51,6 +51,7 @@ from typing import Final
 
 import trio
 
+from tournaments import rounds
 from tournaments.executors import Executor, ExecutorError
 from tournaments.executors.local import LocalExecutor
 from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
@@ -190,10 +191,13 @@ class LeagueRunner:
         executor: Executor | None = None,
         stop: StopCondition | None = None,
         tally: PairTally | None = None,
+        advance: Callable[[], int] | None = None,
     ) -> None:
         """``stop``: the caller's condition to stop early; ``tally``: the pairs counted so far
         (made from the store when the league has a sequential test and none is given; the
-        runner adds each result it records)."""
+        runner adds each result it records); ``advance``: what schedules the next matches once
+        every pending one is played, returning how many (an event's next round,
+        :func:`tournaments.rounds.advance`, for an event when none is given)."""
         self.arena = arena
         self.store = store
         self.config = config
@@ -202,7 +206,10 @@ class LeagueRunner:
         self.listener = listener or (lambda _progress: None)
         self.stop = stop
         self.tally = tally
-        if tally is None and config.sprt is not None:
+        self.advance = advance
+        if advance is None and config.event:
+            self.advance = functools.partial(rounds.advance, store, config.name)
+        if tally is None and config.sprt is not None and not config.event:  # a knockout's: ties'
             recorded = store.results(config.name, as_recorded=True)
             self.tally = PairTally(_first_bot(store, config), recorded)
         self._started = 0
@@ -235,14 +242,18 @@ class LeagueRunner:
         self.progress.failed = 0
         self._resume_decision()
         self._check_stop()
+        self._advanced()  # an event killed between rounds pairs its next one now
         self.listener(self.progress)  # the display shows the league at once, even with nothing left
         limiter = trio.CapacityLimiter(self.progress.slots)
         try:
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._follow_capacity, limiter)
-                async with trio.open_nursery() as nursery:
-                    if not self.progress.stopped:
-                        await self._start(nursery, limiter)
+                while True:  # a league once; an event a round at a time
+                    async with trio.open_nursery() as nursery:
+                        if not self.progress.stopped:
+                            await self._start(nursery, limiter)
+                    if not self._advanced():
+                        break
                 outer.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if group.subgroup(KeyboardInterrupt) is not None:
@@ -258,6 +269,15 @@ class LeagueRunner:
             finally:
                 self._put_back()
         return self.progress
+
+    def _advanced(self) -> bool:
+        """Schedule the next matches (an event's next round) if there is a way to and the run
+        goes on; whether any were."""
+        if self.advance is None or self.progress.stopped:
+            return False
+        added = self.advance()
+        self.progress.total += added
+        return added > 0
 
     def _put_back(self) -> None:
         """Put the matches left running back to pending; on a full disk, leave them for the
@@ -501,7 +521,8 @@ class LeagueRunner:
     def _resume_decision(self) -> None:
         """A match decided in an earlier run stays decided: what finished since changes
         nothing, and what a killed run left pending is dropped."""
-        kept = self.store.decision(self.config.name) if self.config.sprt is not None else None
+        tested = self.config.sprt is not None and not self.config.event
+        kept = self.store.decision(self.config.name) if tested else None
         if kept is not None:
             self.decision = _kept_decision(self.store.decide(self.config.name, kept))
             self.progress.stopped = True

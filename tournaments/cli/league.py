@@ -31,6 +31,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.cli.demo import DemoHomeError, demo_note, prepare_demo
+from tournaments.cli.event_view import event_grid, round_lines
 from tournaments.cli.live import LeagueView, PlainProgress
 from tournaments.executors import Executor, ExecutorError
 from tournaments.league import (
@@ -43,8 +44,9 @@ from tournaments.league import (
 )
 from tournaments.registry import Arena
 from tournaments.restat import restat
+from tournaments.rounds import EventLine, EventState, event_standings, event_state
 from tournaments.runner import LeagueBusy, LeagueRunner, Listener, runner_of
-from tournaments.stats.standings import read_standings
+from tournaments.stats.standings import Standings, read_standings
 from tournaments.store import MatchState, Store, StoreDamaged
 
 __all__ = ["ExecutorKind", "check_scheduler"]
@@ -305,11 +307,12 @@ def league_status(
 ) -> None:
     """How many matches are done, pending, running or failed, and whether a runner is at it."""
     arena, store = open_arena()
-    _league(store, name)
+    config = _league(store, name)
     try:
         counts = store.counts(name)
         failed = store.matches(name, MatchState.FAILED)
         missing = unrecorded(store, name)
+        state = event_state(store, name) if config.event else None
     except StoreDamaged as error:
         raise fail(f"{error}; restore the store from a backup") from None
     if missing:
@@ -324,9 +327,13 @@ def league_status(
             "failed": [{"match_id": m.match_id, "note": m.note} for m in failed],
             "unrecorded": missing,
         }
+        if state is not None:
+            document["event"] = state.to_dict()
         print(json.dumps(document, indent=2))
         return
     console.print(", ".join(f"{state}: {count}" for state, count in sorted(counts.items())))
+    for line in round_lines(state) if state is not None else []:
+        console.print(said(line), soft_wrap=True)
     console.print(_runner_line(arena, name, counts))
     for match in failed:
         console.print(f"[red]failed[/red] {said(match.match_id)}: {said(match.note)}")
@@ -419,6 +426,8 @@ def _league_line(arena: Arena, store: Store, name: str) -> dict[str, object]:
 
 
 def _kind(config: LeagueConfig) -> str:
+    if config.event:
+        return config.format
     if config.sprt is not None:
         return "match (sequential)"
     return "gauntlet" if config.candidates else "round robin"
@@ -529,19 +538,29 @@ def _print_standings(
     column, whatever the terminal's width."""
     try:
         standings = read_standings(store, name)
+        event = _event_standings(store, name, standings)
     except StoreDamaged as error:
         raise fail(
             f"{error}; if only its hand statistics are damaged, gin league restat {name} "
             "recounts them from the logs, otherwise restore the store from a backup"
         ) from None
     if output is Format.JSON:
-        print(json.dumps(standings.to_dict(), indent=2))
+        document = standings.to_dict()
+        if event is not None:
+            state, lines = event
+            document["event"] = {
+                **state.to_dict(),
+                "standings": [line.to_dict() for line in lines],
+            }
+        print(json.dumps(document, indent=2))
     elif output is Format.CSV:
         print(standings.pairwise_csv() if crosstable else standings.to_csv(), end="")
     else:
         stored = stored_league(store, name)  # pairings from the side its definition names first
         first = () if stored is None else stored.resolved or stored.config.bots
         grids = [render.standings_grid(standings), render.pairwise_grid(standings, first)]
+        if event is not None:
+            grids.insert(0, event_grid(*event))
         if crosstable or output is Format.HTML:  # a page has room for the grid
             grids.append(render.crosstable_grid(standings))
         if output is Format.MARKDOWN:
@@ -551,6 +570,19 @@ def _print_standings(
         else:
             for grid in grids:
                 _print_grid(grid, wide=wide)
+
+
+def _event_standings(
+    store: Store, name: str, standings: Standings
+) -> tuple[EventState, list[EventLine]] | None:
+    """An event's state and standings, its bots' ratings beside them (``None``: not an
+    event)."""
+    config = _league(store, name)
+    if not config.event:
+        return None
+    state = event_state(store, name)
+    ratings = {line.bot: line.rating for line in standings.bots}
+    return state, event_standings(state, ratings)
 
 
 def _print_grid(grid: render.Grid, *, wide: bool = False) -> None:

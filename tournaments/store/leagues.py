@@ -1,5 +1,6 @@
 """The store's leagues and their scheduled matches: each match's state from pending to done, its
-claim by one runner at a time, and a match's kept decision (its sequential test's)."""
+claim by one runner at a time, a match's kept decision (its sequential test's), and an event's
+rounds (each round's pairing, kept with its matches before it plays)."""
 
 from __future__ import annotations
 
@@ -36,11 +37,18 @@ CREATE TABLE IF NOT EXISTS matches (
     note TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS matches_by_league ON matches (league, state);
+CREATE TABLE IF NOT EXISTS event_rounds (
+    league TEXT NOT NULL REFERENCES leagues(name),
+    round INTEGER NOT NULL,
+    pairing TEXT NOT NULL,
+    PRIMARY KEY (league, round)
+);
 """
 
 
 class LeagueTables(Database):
-    """The ``leagues`` and ``matches`` tables."""
+    """The ``leagues``, ``matches`` and ``event_rounds`` tables (a store from before events gets
+    the last, empty, when it is opened: ``CREATE TABLE IF NOT EXISTS``)."""
 
     TABLES: ClassVar[str] = Database.TABLES + LEAGUE_TABLES
 
@@ -112,6 +120,74 @@ class LeagueTables(Database):
                 ],
             )
             return db.total_changes - before
+
+    def save_round(self, league: str, number: int, pairing: str, matches: list[MatchRow]) -> bool:
+        """Keep an event's round: its pairing (the JSON ``tournaments.rounds`` writes) and its
+        matches, in one transaction, so a round is stored whole or not at all. Returns whether
+        it was new: a round already stored is kept as it was, and nothing is added."""
+        with self.transaction() as db:
+            added = db.execute(
+                "INSERT OR IGNORE INTO event_rounds (league, round, pairing) VALUES (?, ?, ?)",
+                (league, number, pairing),
+            )
+            if added.rowcount != 1:
+                return False
+            db.executemany(
+                "INSERT INTO matches (match_id, league, pairing, series_index, seat0, seat1,"
+                " seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        m.match_id,
+                        league,
+                        m.pairing,
+                        m.series_index,
+                        m.seat0,
+                        m.seat1,
+                        m.seed,
+                        m.duplicate_of,
+                    )
+                    for m in matches
+                ],
+            )
+            return True
+
+    def add_matches(self, league: str, matches: list[MatchRow]) -> int:
+        """Schedule matches of an existing league (those scheduled already are left as they
+        are: a sequential tie's next pair, asked for again after a kill, is added once);
+        returns how many were new."""
+        with self.transaction() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT OR IGNORE INTO matches (match_id, league, pairing, series_index, seat0,"
+                " seat1, seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        m.match_id,
+                        league,
+                        m.pairing,
+                        m.series_index,
+                        m.seat0,
+                        m.seat1,
+                        m.seed,
+                        m.duplicate_of,
+                    )
+                    for m in matches
+                ],
+            )
+            return db.total_changes - before
+
+    def event_rounds(self, league: str) -> list[str]:
+        """An event's stored rounds' pairings, first round first.
+
+        Raises:
+            StoreDamaged: the rounds are not numbered 0, 1, 2, ... (one is missing).
+        """
+        rows = self.db.execute(
+            "SELECT round, pairing FROM event_rounds WHERE league = ? ORDER BY round", (league,)
+        ).fetchall()
+        if [row["round"] for row in rows] != list(range(len(rows))):
+            raise StoreDamaged(f"rounds of league {league}", "a round is missing")
+        return [str(row["pairing"]) for row in rows]
 
     def matches(self, league: str, state: MatchState | None = None) -> list[MatchRow]:
         """A league's matches (in schedule order), optionally in one state."""

@@ -1,0 +1,333 @@
+"""Swiss and knockout leagues on the scripted executor and trio's mock clock: rounds paired only
+when the last is recorded, stored before they play, resumed after a stop at any point without
+ever being paired again differently; the league files' bad input. (Real bots:
+tests/test_event_league.py.)"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from tournaments.cli.event_view import round_lines
+from tournaments.events import Tie
+from tournaments.executors import ExecutorError
+from tournaments.executors.fake import FakeExecutor, played
+from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
+from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
+from tournaments.registry import Arena
+from tournaments.rounds import StoredRound, advance, check_rounds, event_state
+from tournaments.runner import LeagueRunner, Progress
+from tournaments.store import BotRow, MatchState, Store, StoreDamaged
+
+
+class Stronger(FakeExecutor):
+    """The bot registered first wins every series (its hash is the smaller)."""
+
+    async def play(self, job: MatchJob, *, sent: Any = None) -> MatchOutcome | WorkerFailure:
+        outcome = await super().play(job, sent=sent)
+        if isinstance(outcome, WorkerFailure):
+            return outcome
+        return played(job, 0 if job.hashes[0] < job.hashes[1] else 1)
+
+
+def event(tmp_path: Path, bots: int, **changes: Any) -> tuple[Arena, Store, LeagueConfig]:
+    arena = Arena(tmp_path / "home")
+    store = arena.open_store()
+    names = [f"b{index}" for index in range(bots)]
+    for index, name in enumerate(names):
+        store.add_bot(BotRow(name, "1", f"{index:064d}", tmp_path / name, "", "", time.time()))
+    data: dict[str, Any] = {"name": "e", "seed": 1, "bots": names, "series_per_pairing": 2}
+    config = LeagueConfig.from_dict({**data, **changes})
+    create_league(store, config)
+    return arena, store, config
+
+
+def run(
+    arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor, **options: Any
+) -> Progress:
+    runner = LeagueRunner(arena, store, config, executor.slots, executor=executor, **options)
+    return trio.run(runner.run, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def stored(store: Store) -> list[StoredRound]:
+    return [StoredRound.from_json(text, n) for n, text in enumerate(store.event_rounds("e"))]
+
+
+def test_a_swiss_plays_its_rounds_one_after_another(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 5, format="swiss", rounds=3)
+    assert store.matches("e") == []  # nothing is scheduled before the first round is paired
+    executor = Stronger(2)
+    progress = run(arena, store, config, executor)
+    rounds = stored(store)
+    assert len(rounds) == 3
+    assert [len(r.ties) for r in rounds] == [3, 3, 3]  # two ties and a bye each round
+    assert all(r.ties[-1].bye for r in rounds)
+    assert rounds[0].ties == (Tie("b0@1", "b1@1"), Tie("b2@1", "b3@1"), Tie("b4@1"))
+    # each round's matches all started after the last one's all ended
+    spans = {span.match_id: span for span in executor.spans}
+    for before, after in itertools.pairwise(rounds):
+        ends = [spans[m].ended for m in _ids(store, before)]
+        starts = [spans[m].started for m in _ids(store, after)]
+        assert max(ends) <= min(starts)
+    assert progress.done == progress.total == 3 * 2 * 2
+    state = event_state(store, "e")
+    assert state.finished
+    assert check_rounds(store, "e") == []
+    byes = [r.ties[-1].first for r in rounds]
+    assert len(set(byes)) == 3
+
+
+def _ids(store: Store, round_: StoredRound) -> list[str]:
+    wanted = {frozenset(t.bots()) for t in round_.ties if not t.bye}
+    seen = {m.match_id for m in store.matches("e") if frozenset(m.pairing.split("|")) in wanted}
+    return sorted(seen)
+
+
+def test_a_stop_in_a_round_resumes_it_as_stored(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 6, format="swiss", rounds=4)
+    with pytest.raises(ExecutorError):
+        run(arena, store, config, Stronger(2, lost_after=8))  # in round 2 (6 matches a round)
+    first = stored(store)
+    assert len(first) == 2
+    assert store.counts("e")[MatchState.PENDING] > 0
+    run(arena, store, config, Stronger(2))
+    after = stored(store)
+    assert after[:2] == first  # the stored rounds were played as stored, not paired again
+    assert len(after) == 4
+    assert check_rounds(store, "e") == []
+
+
+def test_a_stop_between_rounds_pairs_the_next_from_the_same_results(tmp_path: Path) -> None:
+    """A run that stops once round 1 is recorded and before round 2 is stored (as a kill
+    there would): the next run pairs round 2 from the results, as the pure pairing does."""
+    arena, store, config = event(tmp_path, 6, format="swiss", rounds=3)
+    assert advance(store, "e") == 6  # round 1 paired and stored
+    assert advance(store, "e") == 0  # once: it is not played yet
+    first = stored(store)
+    run(arena, store, config, Stronger(2), advance=lambda: 0)
+    assert stored(store) == first
+    assert store.counts("e") == {MatchState.DONE: 6}
+    expected = event_state(store, "e").next_ties()
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store)
+    assert rounds[:1] == first
+    assert rounds[1].ties == expected
+    assert event_state(store, "e").finished
+
+
+def test_a_failed_match_holds_the_next_round_back(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+
+    class Failing(Stronger):
+        async def play(self, job: MatchJob, *, sent: Any = None) -> MatchOutcome | WorkerFailure:
+            if job.match_id.endswith("~000") and "b0@1~b1@1" in job.match_id:
+                return WorkerFailure("exit 1: boom")
+            return await super().play(job, sent=sent)
+
+    progress = run(arena, store, config, Failing(2))
+    assert progress.failed == 1
+    assert len(stored(store)) == 1
+    run(arena, store, config, Stronger(2))  # the retry plays it, then round 2
+    assert len(stored(store)) == 2
+
+
+def test_a_knockout_of_six_gives_byes_to_the_top_seeds(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 6, format="knockout", series_per_pairing=4)
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store)
+    assert list(rounds[0].ties) == [
+        Tie("b0@1"),
+        Tie("b3@1", "b4@1"),
+        Tie("b1@1"),
+        Tie("b2@1", "b5@1"),
+    ]
+    assert rounds[1].ties == (Tie("b0@1", "b3@1"), Tie("b1@1", "b2@1"))
+    assert rounds[2].ties == (Tie("b0@1", "b1@1"),)
+    state = event_state(store, "e")
+    assert state.finished
+    assert state.results[-1][0].winner() == "b0@1"
+    assert len(store.matches("e")) == 4 * (2 + 2 + 1)
+
+
+def test_a_drawn_knockout_tie_goes_to_the_better_seed(tmp_path: Path) -> None:
+    """Seat 0 wins every series: each duplicate pair is a draw, and so is each tie's margin."""
+    arena, store, config = event(tmp_path, 4, format="knockout")
+    run(arena, store, config, FakeExecutor(2))
+    final = stored(store)[1].ties
+    assert final == (Tie("b0@1", "b1@1"),)
+
+
+def test_a_draw_seeding_is_kept_with_the_rounds(tmp_path: Path) -> None:
+    _arena, store, _config = event(tmp_path, 8, format="knockout", seeding="draw")
+    assert advance(store, "e") == 4 * 2
+    seeds = stored(store)[0].seeds
+    assert sorted(seeds) == [f"b{n}@1" for n in range(8)]
+    assert seeds != tuple(f"b{n}@1" for n in range(8))  # a draw (of 8!, this one is not it)
+    assert check_rounds(store, "e") == []
+
+
+def test_seeding_from_another_league_uses_its_ratings(tmp_path: Path) -> None:
+    arena, store, _config = event(tmp_path, 4, format="swiss", rounds=1)
+    ranked = LeagueConfig.from_dict({"name": "ranked", "bots": ["b3", "b2", "b1", "b0"]})
+    create_league(store, ranked)
+    run(arena, store, ranked, Stronger(2))
+    seeded = LeagueConfig.from_dict(
+        {
+            "name": "s",
+            "bots": ["b3", "b2", "b1", "b0"],
+            "format": "swiss",
+            "rounds": 1,
+            "seeding": "league:ranked",
+        }
+    )
+    create_league(store, seeded)
+    advance(store, "s")
+    (first,) = [StoredRound.from_json(t, 0) for t in store.event_rounds("s")]
+    assert first.seeds == ("b0@1", "b1@1", "b2@1", "b3@1")
+
+
+def test_a_tampered_round_is_reported(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    run(arena, store, config, Stronger(2))
+    swapped = StoredRound(stored(store)[1].seeds, (Tie("b0@1", "b3@1"), Tie("b1@1", "b2@1")))
+    store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (swapped.to_json(),))
+    problems = check_rounds(store, "e")
+    assert problems[-1].startswith("round 2 is paired b0@1 v b3@1, b1@1 v b2@1 in the store")
+    # and the matches played in round 2 are not the series of the ties it now says
+    assert "match e~b0@1~b2@1~000 is of no round's tie" in problems
+    assert "match e~b0@1~b3@1~000 of a round's tie is not scheduled" in problems
+    store.db.execute("UPDATE event_rounds SET pairing = '[1]' WHERE round = 1")
+    with pytest.raises(StoreDamaged, match="pairing of round 2"):
+        event_state(store, "e")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"format": "swiss"}, "a swiss needs rounds = N, at least 1"),
+        ({"format": "swiss", "rounds": 0}, "at least 1"),
+        ({"format": "swiss", "rounds": 4}, "a swiss of 4 bots has at most 3 rounds"),
+        ({"format": "swiss", "rounds": 1, "bots": ["a", "b", "c"]}, "at least 4 bots, not 3"),
+        ({"format": "knockout", "bots": ["a", "b"]}, "a knockout needs at least 3 bots"),
+        ({"format": "knockout", "rounds": 2}, "a knockout has no rounds"),
+        ({"format": "league"}, "format must be one of round-robin, swiss, knockout"),
+        ({"rounds": 2}, "rounds, seeding and max_pairs are for an event"),
+        ({"format": "knockout", "max_pairs": 4}, "max_pairs is for a knockout whose ties"),
+        (
+            {"format": "knockout", "sprt": {"elo0": -10.0, "elo1": 10.0}},
+            "a knockout with \\[sprt\\] needs max_pairs = N, at least 1",
+        ),
+        (
+            {
+                "format": "knockout",
+                "sprt": {"elo0": -10.0, "elo1": 10.0},
+                "max_pairs": 4,
+                "duplicate": False,
+            },
+            "a knockout's \\[sprt\\] needs duplicate on",
+        ),
+        ({"format": "swiss", "rounds": 1, "sprt": {"elo0": 0.0, "elo1": 5.0}}, "has no candidates"),
+        ({"format": "swiss", "rounds": 1, "seeding": "best"}, "seeding must be"),
+        ({"format": "swiss", "rounds": 1, "candidates": ["a"]}, "has no candidates"),
+        ({"format": "swiss", "rounds": 1, "round": 1}, "unknown field 'round'"),
+    ],
+)
+def test_bad_event_files_are_refused(changes: dict[str, Any], message: str) -> None:
+    data = {"name": "e", "bots": ["a", "b", "c", "d"], **changes}
+    with pytest.raises(LeagueError, match=message):
+        LeagueConfig.from_dict(data)
+
+
+def test_an_odd_swiss_may_play_as_many_rounds_as_bots() -> None:
+    config = LeagueConfig.from_dict(
+        {"name": "e", "bots": ["a", "b", "c", "d", "e"], "format": "swiss", "rounds": 5}
+    )
+    assert (config.rounds, config.event) == (5, True)
+
+
+def test_an_event_is_fixed_once_created(tmp_path: Path) -> None:
+    _arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    assert create_league(store, config)[1] == 0  # the same file again: no change
+    grown = LeagueConfig.from_dict({**config.to_dict(), "rounds": 3})
+    with pytest.raises(LeagueError, match="fixed once it is created"):
+        create_league(store, grown)
+    with pytest.raises(LeagueError, match="is a swiss"):
+        extend_league(store, "e", 2)
+    assert LeagueConfig.from_dict(config.to_dict()) == config
+
+
+SEQUENTIAL = {
+    "sprt": {"elo0": -100.0, "elo1": 100.0, "alpha": 0.1, "beta": 0.1},
+    "max_pairs": 6,
+}
+
+
+def test_a_sequential_tie_plays_a_pair_at_a_time_until_the_test_decides(tmp_path: Path) -> None:
+    """The better bot wins every series: each tie's test decides for it after a few pairs,
+    each pair scheduled only once the one before is recorded."""
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    executor = Stronger(4)
+    run(arena, store, config, executor)
+    state = event_state(store, "e")
+    assert state.finished
+    semis = state.results[0]
+    assert [result.decided_for for result in semis] == ["b0@1", "b1@1"]
+    pairs = [result.series // 2 for result in semis]
+    assert pairs[0] == 4  # LLR 2.30 after four pairs won 2-0, over its bound 2.20
+    assert pairs[0] == pairs[1]
+    assert len(store.matches("e")) == sum(r.series for rs in state.results for r in rs)
+    spans = {span.match_id: span for span in executor.spans}
+    legs = sorted(m.match_id for m in store.matches("e") if m.pairing == "b0@1|b3@1")
+    for pair in range(1, pairs[0]):
+        before = max(spans[m].ended for m in legs[2 * pair - 2 : 2 * pair])
+        assert min(spans[m].started for m in legs[2 * pair : 2 * pair + 2]) >= before
+    assert check_rounds(store, "e") == []
+
+
+def test_an_undecided_sequential_tie_stops_at_its_cap(tmp_path: Path) -> None:
+    """Seat 0 wins every series: every pair is level, the test never decides, each tie plays
+    its six pairs and goes to the better seed (level margins)."""
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    run(arena, store, config, FakeExecutor(2))
+    state = event_state(store, "e")
+    assert [r.series for r in state.results[0]] == [12, 12]
+    assert [r.decided_for for r in state.results[0]] == [None, None]
+    assert state.rounds[1].ties == (Tie("b0@1", "b1@1"),)
+    assert check_rounds(store, "e") == []
+
+
+def test_a_sequential_tie_resumes_where_it_stopped(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="knockout", **SEQUENTIAL)
+    with pytest.raises(ExecutorError):
+        run(arena, store, config, Stronger(2, lost_after=5))
+    first = stored(store)
+    assert len(first) == 1
+    run(arena, store, config, Stronger(2))
+    assert stored(store)[:1] == first
+    assert event_state(store, "e").finished
+    assert check_rounds(store, "e") == []
+    assert store.counts("e") == {MatchState.DONE: len(store.matches("e"))}
+
+
+def test_the_status_lines_say_each_tie(tmp_path: Path) -> None:
+    """A Swiss's ties say who won; a knockout's who goes through; a round playing, what is
+    pending. (The round after the first is paired by the run's last advance, not played.)"""
+    arena, store, config = event(tmp_path, 5, format="swiss", rounds=2)
+    assert round_lines(event_state(store, "e")) == ["swiss: no round paired yet (gin league run e)"]
+    run(arena, store, config, Stronger(2), advance=lambda: advance(store, "e") and 0)
+    lines = round_lines(event_state(store, "e"))
+    assert lines[0] == (
+        "round 1 of 2 (played): b0@1 v b1@1 2-0, b0@1 won; b2@1 v b3@1 2-0, b2@1 won; b4@1 bye"
+    )
+    assert lines[1].startswith("round 2 of 2 (playing): b0@1 v b2@1 (pending)")
+    arena, store, config = event(tmp_path / "k", 3, format="knockout")
+    run(arena, store, config, FakeExecutor(2))
+    assert round_lines(event_state(store, "e"))[0] == (
+        "round 1 (played): b0@1 bye; b1@1 v b2@1 1-1, b1@1 through"
+    )

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
-import trio.testing
 
+from tests.test_runner import run
 from tournaments.cli.event_view import round_lines
 from tournaments.events import Tie
 from tournaments.executors import ExecutorError
@@ -22,7 +21,6 @@ from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
 from tournaments.registry import Arena
 from tournaments.rounds import StoredRound, advance, check_rounds, event_state
-from tournaments.runner import LeagueRunner, Progress
 from tournaments.store import BotRow, MatchState, Store, StoreDamaged
 
 
@@ -46,13 +44,6 @@ def event(tmp_path: Path, bots: int, **changes: Any) -> tuple[Arena, Store, Leag
     config = LeagueConfig.from_dict({**data, **changes})
     create_league(store, config)
     return arena, store, config
-
-
-def run(
-    arena: Arena, store: Store, config: LeagueConfig, executor: FakeExecutor, **options: Any
-) -> Progress:
-    runner = LeagueRunner(arena, store, config, executor.slots, executor=executor, **options)
-    return trio.run(runner.run, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 def stored(store: Store) -> list[StoredRound]:

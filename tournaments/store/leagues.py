@@ -102,23 +102,7 @@ class LeagueTables(Database):
                 ),
             )
             before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO matches (match_id, league, pairing, series_index, seat0,"
-                " seat1, seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        m.match_id,
-                        m.league,
-                        m.pairing,
-                        m.series_index,
-                        m.seat0,
-                        m.seat1,
-                        m.seed,
-                        m.duplicate_of,
-                    )
-                    for m in matches
-                ],
-            )
+            _insert_matches(db, matches, None, ignore=True)
             return db.total_changes - before
 
     def save_round(self, league: str, number: int, pairing: str, matches: list[MatchRow]) -> bool:
@@ -132,23 +116,7 @@ class LeagueTables(Database):
             )
             if added.rowcount != 1:
                 return False
-            db.executemany(
-                "INSERT INTO matches (match_id, league, pairing, series_index, seat0, seat1,"
-                " seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        m.match_id,
-                        league,
-                        m.pairing,
-                        m.series_index,
-                        m.seat0,
-                        m.seat1,
-                        m.seed,
-                        m.duplicate_of,
-                    )
-                    for m in matches
-                ],
-            )
+            _insert_matches(db, matches, league, ignore=False)
             return True
 
     def add_matches(self, league: str, matches: list[MatchRow]) -> int:
@@ -157,23 +125,7 @@ class LeagueTables(Database):
         returns how many were new."""
         with self.transaction() as db:
             before = db.total_changes
-            db.executemany(
-                "INSERT OR IGNORE INTO matches (match_id, league, pairing, series_index, seat0,"
-                " seat1, seed, duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        m.match_id,
-                        league,
-                        m.pairing,
-                        m.series_index,
-                        m.seat0,
-                        m.seat1,
-                        m.seed,
-                        m.duplicate_of,
-                    )
-                    for m in matches
-                ],
-            )
+            _insert_matches(db, matches, league, ignore=True)
             return db.total_changes - before
 
     def event_rounds(self, league: str) -> list[str]:
@@ -345,3 +297,28 @@ def _without(row: sqlite3.Row, key: str) -> JsonObject:
     fields = dict(row)
     del fields[key]
     return fields
+
+
+def _insert_matches(
+    db: sqlite3.Connection, matches: list[MatchRow], league: str | None, *, ignore: bool
+) -> None:
+    """Insert match rows (into ``league``, or each into its own when ``None``); ``ignore``:
+    leave those already there as they are, else one already there is an error."""
+    verb = "INSERT OR IGNORE" if ignore else "INSERT"
+    db.executemany(
+        f"{verb} INTO matches (match_id, league, pairing, series_index, seat0, seat1, seed,"
+        " duplicate_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                m.match_id,
+                m.league if league is None else league,
+                m.pairing,
+                m.series_index,
+                m.seat0,
+                m.seat1,
+                m.seed,
+                m.duplicate_of,
+            )
+            for m in matches
+        ],
+    )

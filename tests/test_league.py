@@ -521,8 +521,21 @@ def wait_for(condition: Any, seconds: float) -> None:
         time.sleep(0.2)
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell starts a command in the background
+
+
 @pytest.mark.slow
-def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "background"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c", "sigterm", "sigterm-in-the-background"],
+)
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
+    tmp_path: Path, stop: signal.Signals, background: bool
+) -> None:
+    """Ctrl-C, or SIGTERM (also where the shell left SIGINT ignored, in the background), stops
+    the run cleanly and says how to resume; SIGTERM used to end it silently."""
     home = tmp_path / "home"
     arena = Arena(home)
     store = arena.open_store()
@@ -535,10 +548,11 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=_ignore_sigint if background else None,  # noqa: PLW1509 - one call, no threads
     )
     try:
         wait_for(lambda: done_count(home) >= 1, 120)
-        runner.send_signal(signal.SIGINT)
+        runner.send_signal(stop)
         output, _ = runner.communicate(timeout=60)
     finally:
         if runner.poll() is None:

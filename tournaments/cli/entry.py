@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from types import FrameType
 from typing import Any, TextIO, cast
 
 __all__ = ["main"]
@@ -46,8 +47,32 @@ def _end_by_sigpipe() -> None:
     os.kill(os.getpid(), signal.SIGPIPE)
 
 
+def _stop_as_ctrl_c(_signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops a command as Ctrl-C does: the running matches are put back, the command
+    says how to resume, and exits 130. It goes through whatever handles SIGINT: trio's handler
+    inside a run (which raises at a point where trio can clean up), Python's outside one."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        signal.default_int_handler(signal.SIGINT, frame)
+
+
+def _stop_on_sigterm() -> None:
+    """Let SIGTERM stop a command cleanly (:func:`_stop_as_ctrl_c`). A shell starts a command
+    in the background with SIGINT ignored, and trio handles Ctrl-C only where SIGINT has
+    Python's own handler: there SIGINT is blocked instead (still never delivered, and blocked
+    for the processes started from here as it was ignored for them), and given Python's
+    handler, so that SIGTERM, the way such a run is stopped, goes through trio too."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop_as_ctrl_c)
+
+
 def main() -> None:
     """Entry point of the ``gin`` console script."""
+    _stop_on_sigterm()
     from referee.sandbox import harden_referee_process  # noqa: PLC0415 - must precede grpc
 
     harden_referee_process()

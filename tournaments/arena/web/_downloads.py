@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -13,6 +14,7 @@ from tournaments.arena.privacy import redacted_log
 from tournaments.arena.web._auth import api_author, bearer, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import url_path
+from tournaments.arena.web._pages import peeked
 from tournaments.arena.web._state import hold_for_mirror, owned_seats, web_of
 from tournaments.arena.web._tree import served
 
@@ -47,8 +49,15 @@ def log_download(request: Request) -> Response:
 _CSV_NAME: Final = {"content-disposition": 'attachment; filename="standings.csv"'}
 
 
-def standings_json(request: Request) -> Response:
+async def standings_json(request: Request) -> Response:
     """``/standings.json``: the board's standings (from the published tree)."""
+    page = peeked(request, lambda published: published.download("standings.json", peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_standings_json, request)
+
+
+def _standings_json(request: Request) -> Response:
     web = web_of(request)
     if web.published is not None and (page := web.published.download("standings.json")):
         return served(request, page)
@@ -58,8 +67,15 @@ def standings_json(request: Request) -> Response:
     return JSONResponse(standings.to_dict())
 
 
-def standings_csv(request: Request) -> Response:
+async def standings_csv(request: Request) -> Response:
     """``/standings.csv``: the board's standings, a row per bot (from the published tree)."""
+    page = peeked(request, lambda published: published.download("standings.csv", peek=True))
+    if page is not None:
+        return served(request, page, _CSV_NAME)
+    return await run_in_threadpool(_standings_csv, request)
+
+
+def _standings_csv(request: Request) -> Response:
     web = web_of(request)
     if web.published is not None and (page := web.published.download("standings.csv")):
         return served(request, page, _CSV_NAME)

@@ -1,16 +1,18 @@
 """The pages a browser reads: the leaderboard, a bot, a match and a match's replay.
 
-They are plain (``def``) endpoints, which Starlette runs in its thread pool. A visitor's (no
-session cookie) come from the published tree (``_publish``); the others are rendered per
-request, reading through :meth:`ArenaService.reader` (one store connection per thread), and so
-are a visitor's of a match not final yet. The leaderboard is the service's snapshot
-(``service.board``): no request computes standings.
+A visitor's (no session cookie) come from the published tree (``_publish``), on the event loop
+when the tree holds the page in memory. The rest runs in Starlette's thread pool: a page for a
+logged-in author, or a visitor's page of a match not final yet, rendered per request and read
+through :meth:`ArenaService.reader` (one store connection per thread). The leaderboard is the
+service's snapshot (``service.board``): no request computes standings.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
@@ -23,9 +25,12 @@ from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._hardening import REPLAY_CSP
 from tournaments.arena.web._plot import rating_plot
 from tournaments.arena.web._state import HELD, Web, stderr_text, web_of
-from tournaments.arena.web._tree import served
+from tournaments.arena.web._tree import Page, served
 from tournaments.registry import parse_spec
 from tournaments.store import MatchRow, MatchState
+
+if TYPE_CHECKING:
+    from tournaments.arena.web._publish import Published
 
 __all__ = [
     "RECENT_MATCHES",
@@ -33,6 +38,7 @@ __all__ = [
     "bot_page",
     "leaderboard",
     "match_page",
+    "peeked",
     "render_board",
     "render_bot",
     "render_match",
@@ -47,11 +53,20 @@ RECENT_MATCHES: Final = 20
 """The matches a bot's page lists (its latest)."""
 
 
-def leaderboard(request: Request) -> Response:
+async def leaderboard(request: Request) -> Response:
     """``/``: the leaderboard (a visitor's from the published tree)."""
+    page = peeked(request, lambda published: published.board(peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_leaderboard, request)
+
+
+def _leaderboard(request: Request) -> Response:
     web = web_of(request)
     if web.published is not None and visitor(request):
-        return served(request, web.published.board())
+        page = web.published.board()
+        assert page is not None
+        return served(request, page)
     store = web.service.reader()
     return render_board(web, viewer_of(request, store), web.service.board)
 
@@ -63,9 +78,17 @@ def render_board(web: Web, viewer: Viewer, board: Board) -> HTMLResponse:
     return web.page("board.html", viewer, board=board, ranked=ranked, unrated=unrated)
 
 
-def bot_page(request: Request) -> Response:
+async def bot_page(request: Request) -> Response:
     """``/bots/{ident}``: a bot, its versions, its line against each opponent, its latest
     matches and their faults, and its rating over time (a visitor's from the published tree)."""
+    ident = request.path_params["ident"]
+    page = peeked(request, lambda published: published.bot(ident, peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_bot_page, request)
+
+
+def _bot_page(request: Request) -> Response:
     web = web_of(request)
     ident = request.path_params["ident"]
     if web.published is not None and visitor(request):
@@ -131,9 +154,17 @@ def _seat_of(match: MatchRow, ident: str) -> int | None:
     return 1 if match.seat1 == ident else None
 
 
-def match_page(request: Request) -> Response:
+async def match_page(request: Request) -> Response:
     """``/matches/{match_id}``: a match, scheduled, playing or done, with the kept stderr of the
     seats the viewer owns (a visitor's from the published tree once it is final)."""
+    match_id = request.path_params["match_id"]
+    page = peeked(request, lambda published: published.match(match_id, peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_match_page, request)
+
+
+def _match_page(request: Request) -> Response:
     web = web_of(request)
     match_id = request.path_params["match_id"]
     if web.published is not None and visitor(request):
@@ -182,15 +213,22 @@ def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> 
     )
 
 
-def replay_page(request: Request) -> Response:
+async def replay_page(request: Request) -> Response:
     """``/matches/{match_id}/replay``: a finished match's replay, as a seat saw it with
     ``?seat=``, under its own Content Security Policy (a visitor's from the published tree)."""
-    web = web_of(request)
     seat_arg = request.query_params.get("seat")
     if seat_arg not in (None, "0", "1"):
         raise Refused(404, "seat is 0 or 1")
     seat = None if seat_arg is None else int(seat_arg)
     match_id = request.path_params["match_id"]
+    page = peeked(request, lambda published: published.replay(match_id, seat, peek=True))
+    if page is not None:
+        return served(request, page, {"content-security-policy": REPLAY_CSP})
+    return await run_in_threadpool(_replay_page, request, match_id, seat)
+
+
+def _replay_page(request: Request, match_id: str, seat: int | None) -> Response:
+    web = web_of(request)
     if web.published is not None and visitor(request):
         page = web.published.replay(match_id, seat)
         if page is not None:
@@ -201,6 +239,15 @@ def replay_page(request: Request) -> Response:
     return HTMLResponse(
         html, headers={"content-security-policy": REPLAY_CSP, "cache-control": "no-cache"}
     )
+
+
+def peeked(request: Request, look: Callable[[Published], Page | None]) -> Page | None:
+    """A visitor's page if the tree holds it in memory, up to date (``None``: ask again off
+    the event loop): what the ``async`` endpoints serve without a thread."""
+    published = web_of(request).published
+    if published is None or not visitor(request):
+        return None
+    return look(published)
 
 
 def visitor(request: Request) -> bool:

@@ -85,52 +85,59 @@ class Published:
 
     # --- what the app asks for -----------------------------------------------------------------
 
-    def board(self) -> Page:
-        """The leaderboard of the board shown now."""
+    def board(self, *, peek: bool = False) -> Page | None:
+        """The leaderboard of the board shown now (``peek``: only if it is in memory, else
+        ``None``; never blocks, for the event loop)."""
         board = self.web.service.board
-        page = self.tree.get("index.html")
+        page = self.tree.peek("index.html") if peek else self.tree.get("index.html")
         if page is not None and self._fresh(page, board):
             return page
-        return self._publish_board(board)
+        return None if peek else self._publish_board(board)
 
-    def bot(self, ident: str) -> Page | None:
+    def bot(self, ident: str, *, peek: bool = False) -> Page | None:
         """A bot's page (``None``: not a bot on the board, rendered per request)."""
         board = self.web.service.board
-        if board.row(ident) is None or not safe_segment(ident):
+        if not safe_segment(ident):
             return None
-        page = self.tree.get(f"bots/{ident}.html")
+        page = self._get(f"bots/{ident}.html", peek)
         if page is not None and self._fresh(page, board):
             return page
+        if peek or board.row(ident) is None:
+            return None
         return self._publish_bot(self.web.service.reader(), ident, board)
 
-    def download(self, name: str) -> Page | None:
+    def download(self, name: str, *, peek: bool = False) -> Page | None:
         """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet)."""
         board = self.web.service.board
         if board.standings is None:
             return None
-        page = self.tree.get(name)
+        page = self._get(name, peek)
         if page is not None and self._fresh(page, board):
             return page
+        if peek:
+            return None
         self._publish_board(board)
         return self.tree.get(name)
 
-    def match(self, match_id: str) -> Page | None:
+    def match(self, match_id: str, *, peek: bool = False) -> Page | None:
         """A finished match's page (``None``: not final yet, or held: rendered per request)."""
         if not safe_segment(match_id):
             return None
-        page = self.tree.get(f"matches/{match_id}.html")
+        page = self._get(f"matches/{match_id}.html", peek)
         troubles = self.web.troubles()
         if page is not None and (page.tag == troubles or (page.tag is None and not troubles)):
             return page
+        if peek:
+            return None
         store = self.web.service.reader()
         return self._publish_match(store, match_id) if _final(store, match_id) else None
 
-    def replay(self, match_id: str, seat: int | None) -> Page | None:
+    def replay(self, match_id: str, seat: int | None, *, peek: bool = False) -> Page | None:
         """A finished match's replay from one view (``None``: not final, or not a log)."""
         if not safe_segment(match_id):
             return None
-        page = self.tree.get(f"matches/{match_id}/{REPLAYS[seat]}")
-        if page is not None:
+        page = self._get(f"matches/{match_id}/{REPLAYS[seat]}", peek)
+        if page is not None or peek:
             return page
         store = self.web.service.reader()
         if not _final(store, match_id):
@@ -138,6 +145,9 @@ class Published:
         return self._publish_replays(store, match_id).get(seat)
 
     # --- publishing ----------------------------------------------------------------------------
+
+    def _get(self, rel: str, peek: bool) -> Page | None:
+        return self.tree.peek(rel) if peek else self.tree.get(rel)
 
     def _tag(self, board: Board) -> tuple[float, tuple[str, ...]]:
         return (board.at, self.web.troubles())

@@ -148,6 +148,11 @@ class Tree:
             self._keep(rel, page)
         return page
 
+    def peek(self, rel: str) -> Page | None:
+        """The file at ``rel`` if it is in memory (never reads the disk: for the event loop)."""
+        with self._lock:
+            return self._memory.get(rel)
+
     def put(self, rel: str, body: bytes, tag: object = None) -> Page:
         """Publish ``body`` at ``rel`` (unchanged bytes: the file stays as it is)."""
         old = self.get(rel)

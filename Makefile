@@ -125,16 +125,20 @@ sandbox-deps:
 	  command -v bwrap >/dev/null 2>&1 || echo "make sandbox-deps: bubblewrap is missing: as root, apt-get install bubblewrap"; \
 	fi
 
-# Debian's Chromium, for the replay page's browser tests (tests/test_replay_html.py). As root this
-# installs it when missing; otherwise it only says that those tests will skip.
+# Debian's Chromium, for the replay page's browser tests (tests/test_replay_html.py), and Debian's
+# nginx, for the published tree's test (tests/test_arena_published.py). As root this installs
+# them when missing; otherwise it only says that those tests will skip.
 browser-deps:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "make browser-deps: installing chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
-	    || echo "make browser-deps: could not install chromium: the browser tests will skip"; \
+	  echo "make browser-deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	    || echo "make browser-deps: could not install$$missing: their tests will skip"; \
 	else \
-	  echo "make browser-deps: not root and chromium is missing: the browser tests will skip (as root: apt-get install chromium)"; \
+	  echo "make browser-deps: not root and$$missing missing: their tests will skip (as root: apt-get install$$missing)"; \
 	fi
 
 demo: $(STAMP) node-bot sandbox-deps

@@ -13,10 +13,10 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 import trio
 
@@ -30,7 +30,7 @@ from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
 from tournaments.store import BotRow, MatchRow
 
-__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch"]
+__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch", "Publisher"]
 
 
 _log = logging.getLogger("gin.arena")
@@ -111,6 +111,16 @@ class EventHub:
             send.close()
 
 
+class Publisher(Protocol):
+    """What publishes the pages a visitor reads when they change (the web app's tree)."""
+
+    def board_computed(self, board: Board) -> None:
+        """A board just computed, before it is shown (called in a worker thread)."""
+
+    def recorded(self, match_ids: Sequence[str]) -> None:
+        """Matches just recorded (called on the trio thread: it must not block)."""
+
+
 @dataclass
 class LiveMatch:
     """A match in flight, as the live page shows it."""
@@ -171,6 +181,8 @@ class ArenaService:
             )
         self.intake = Intake(self, checker)
         self.started_at = time.time()
+        self.publisher: Publisher | None = None
+        """Told of each board and each recorded match (set by the web app)."""
 
     # --- running -------------------------------------------------------------------------------
 
@@ -196,6 +208,7 @@ class ArenaService:
             _log.exception("the ladder stopped")
             self.ladder_error = f"the ladder stopped: {error}"
             self.events.publish("stopped", {"why": self.ladder_error})
+            self.want_board()  # its pages say so
 
     def reader(self) -> ArenaStore:
         """This thread's own connection to the store (for reads off the trio thread)."""
@@ -216,14 +229,13 @@ class ArenaService:
             before = self.board
             started = trio.current_time()
             try:
-                board = await trio.to_thread.run_sync(lambda: compute_board(self.reader()))
+                board = await trio.to_thread.run_sync(self._next_board)
             except Exception as error:  # a damaged row: the last board stays
                 _log.exception("the leaderboard could not be computed")
                 self.board_error = f"the leaderboard is as of its last computation: {error}"
                 await trio.sleep(BOARD_RETRY_S)
                 self._board_wanted.set()
                 continue
-            self.board_error = ""
             self.board = board
             self.board_seconds = trio.current_time() - started
             points = new_points(before, board)
@@ -238,6 +250,18 @@ class ArenaService:
             self.events.publish("board", {"series": board.series, "bots": len(board.rows)})
             await trio.sleep(self.board_seconds * (1 / REFRESH_SHARE - 1))
 
+    def _next_board(self) -> Board:
+        """The board as the store has it now, published before it is shown (a publisher that
+        fails is logged: the pages are rendered again on request)."""
+        board = compute_board(self.reader())
+        self.board_error = ""
+        if self.publisher is not None:
+            try:
+                self.publisher.board_computed(board)
+            except Exception:
+                _log.exception("the leaderboard's pages could not be published")
+        return board
+
     def want_board(self) -> None:
         """Ask for a fresh board (coalesced: one computation at a time)."""
         self._board_wanted.set()
@@ -245,9 +269,12 @@ class ArenaService:
     def _progress(self, progress: Progress) -> None:
         """The ladder's progress: matches that started or ended, as events."""
         running = progress.running
-        for match_id in [m for m in self._running if m not in running]:
-            ended = self._running.pop(match_id)
-            self.events.publish("finished", {"match": match_id, "seats": list(ended.seats)})
+        ended = [m for m in self._running if m not in running]
+        for match_id in ended:
+            seats = self._running.pop(match_id).seats
+            self.events.publish("finished", {"match": match_id, "seats": list(seats)})
+        if ended and self.publisher is not None:
+            self.publisher.recorded(ended)
         for match_id in running:
             if match_id not in self._running:
                 match = self.store.match(match_id)
@@ -256,6 +283,8 @@ class ArenaService:
                 self.events.publish("started", {"match": match_id, "seats": list(seats)})
 
     def _pair_done(self, legs: list[MatchRow]) -> None:
+        if self.publisher is not None:  # the first leg, held until now, with the second
+            self.publisher.recorded([leg.match_id for leg in legs])
         self.events.publish(
             "pair",
             {"matches": [leg.match_id for leg in legs], "seats": [legs[0].seat0, legs[0].seat1]},

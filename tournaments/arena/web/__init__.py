@@ -6,7 +6,8 @@ Threads: pages and other reads are plain (``def``) endpoints, which Starlette ru
 pool; they read through :meth:`ArenaService.reader` (one store connection per thread). Writes
 (uploads, retiring, logging in) are ``async`` endpoints on the trio thread, through the service's
 own store. The leaderboard is the service's snapshot (``service.board``): no request computes
-standings.
+standings. A visitor's pages (no session cookie) are not rendered per request: they come from the
+published tree, which any static server can serve too (docs/arena.md).
 
 Hardening: a strict Content Security Policy and the usual headers on every response; sessions
 kept by the server: the cookie (HttpOnly, SameSite=Strict, Secure over https) holds a random
@@ -28,6 +29,9 @@ The modules, each endpoint a function of its own that finds the app's parts in
 - ``_state``: the app's parts (the service, the templates, the limits, the caches);
 - ``_pages``: the pages (the leaderboard, a bot, a match, a replay); ``_plot``: a bot's rating
   over time;
+- ``_publish``: a visitor's pages published when they change (a board computed, a match
+  recorded), kept by ``_tree`` as files under ``<home>/public`` with their ``.gz`` and the
+  ETag nginx would give them, and served from there (304, gzip);
 - ``_forms``: logging in and out, and retiring a bot from its page;
 - ``_live``: the live page and its event stream;
 - ``_api``: the JSON API; ``_downloads``: a match's log, the standings and the static files;
@@ -51,7 +55,9 @@ from tournaments.arena.web._auth import (
 from tournaments.arena.web._hardening import CSP, FORM_BYTES, REPLAY_CSP
 from tournaments.arena.web._live import PING_S
 from tournaments.arena.web._pages import RECENT_MATCHES, STDERR_SHOWN
+from tournaments.arena.web._publish import REPLAYS, Published
 from tournaments.arena.web._state import REPLAY_CACHE
+from tournaments.arena.web._tree import MEMORY_BYTES, PUBLIC, Page, Tree
 
 __all__ = [
     "API_PER_MINUTE",
@@ -59,8 +65,11 @@ __all__ = [
     "FAILED_LOGINS_PER_MINUTE",
     "FORM_BYTES",
     "LOGINS_PER_MINUTE",
+    "MEMORY_BYTES",
     "PING_S",
+    "PUBLIC",
     "RECENT_MATCHES",
+    "REPLAYS",
     "REPLAY_CACHE",
     "REPLAY_CSP",
     "ROUTES",
@@ -70,5 +79,8 @@ __all__ = [
     "STREAMS_PER_CLIENT",
     "UPLOADS_PER_MINUTE",
     "VISITOR_STREAMS",
+    "Page",
+    "Published",
+    "Tree",
     "create_app",
 ]

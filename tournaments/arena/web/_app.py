@@ -27,6 +27,7 @@ from tournaments.arena.web._forms import login, login_form, logout, retire_form
 from tournaments.arena.web._hardening import HEADERS, Hardened
 from tournaments.arena.web._live import events, live_page
 from tournaments.arena.web._pages import bot_page, leaderboard, match_page, replay_page
+from tournaments.arena.web._publish import Published
 from tournaments.arena.web._state import Web, web_of
 
 __all__ = ["ROUTES", "create_app"]
@@ -60,9 +61,13 @@ ROUTES: Final = (
 """Every URL the app answers, and its endpoint."""
 
 
-def create_app(service: ArenaService) -> Starlette:
-    """The ASGI app serving ``service``."""
+def create_app(service: ArenaService, *, publish: bool = True) -> Starlette:
+    """The ASGI app serving ``service``: a visitor's pages from the published tree under the
+    arena's home (``publish=False``: rendered per request, as before the tree, for the
+    benchmarks)."""
     web = Web(service)
+    if publish:
+        web.published = service.publisher = Published(web)
     app = Starlette(
         debug=False,
         routes=ROUTES,

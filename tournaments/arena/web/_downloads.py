@@ -4,7 +4,9 @@ of the pages (from a fixed map held in memory: no path reaches the server's file
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -12,7 +14,9 @@ from tournaments.arena.privacy import redacted_log
 from tournaments.arena.web._auth import api_author, bearer, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import url_path
+from tournaments.arena.web._pages import peeked
 from tournaments.arena.web._state import hold_for_mirror, owned_seats, web_of
+from tournaments.arena.web._tree import served
 
 __all__ = ["log_download", "standings_csv", "standings_json", "static"]
 
@@ -42,24 +46,43 @@ def log_download(request: Request) -> Response:
     )
 
 
-def standings_json(request: Request) -> Response:
-    """``/standings.json``: the board's standings."""
-    standings = web_of(request).service.board.standings
+_CSV_NAME: Final = {"content-disposition": 'attachment; filename="standings.csv"'}
+
+
+async def standings_json(request: Request) -> Response:
+    """``/standings.json``: the board's standings (from the published tree)."""
+    page = peeked(request, lambda published: published.download("standings.json", peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_standings_json, request)
+
+
+def _standings_json(request: Request) -> Response:
+    web = web_of(request)
+    if web.published is not None and (page := web.published.download("standings.json")):
+        return served(request, page)
+    standings = web.service.board.standings
     if standings is None:
         raise Refused(404, "no standings yet")
     return JSONResponse(standings.to_dict())
 
 
-def standings_csv(request: Request) -> Response:
-    """``/standings.csv``: the board's standings, a row per bot."""
-    standings = web_of(request).service.board.standings
+async def standings_csv(request: Request) -> Response:
+    """``/standings.csv``: the board's standings, a row per bot (from the published tree)."""
+    page = peeked(request, lambda published: published.download("standings.csv", peek=True))
+    if page is not None:
+        return served(request, page, _CSV_NAME)
+    return await run_in_threadpool(_standings_csv, request)
+
+
+def _standings_csv(request: Request) -> Response:
+    web = web_of(request)
+    if web.published is not None and (page := web.published.download("standings.csv")):
+        return served(request, page, _CSV_NAME)
+    standings = web.service.board.standings
     if standings is None:
         raise Refused(404, "no standings yet")
-    return Response(
-        standings.to_csv(),
-        media_type="text/csv; charset=utf-8",
-        headers={"content-disposition": 'attachment; filename="standings.csv"'},
-    )
+    return Response(standings.to_csv(), media_type="text/csv; charset=utf-8", headers=_CSV_NAME)
 
 
 def static(request: Request) -> Response:

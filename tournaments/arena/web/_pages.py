@@ -1,29 +1,50 @@
 """The pages a browser reads: the leaderboard, a bot, a match and a match's replay.
 
-They are plain (``def``) endpoints, which Starlette runs in its thread pool; they read through
-:meth:`ArenaService.reader` (one store connection per thread). The leaderboard is the service's
-snapshot (``service.board``): no request computes standings.
+A visitor's (no session cookie) come from the published tree (``_publish``), on the event loop
+when the tree holds the page in memory. The rest runs in Starlette's thread pool: a page for a
+logged-in author, or a visitor's page of a match not final yet, rendered per request and read
+through :meth:`ArenaService.reader` (one store connection per thread). The leaderboard is the
+service's snapshot (``service.board``): no request computes standings.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from referee.faults import Fault
+from tournaments.arena.board import Board
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore
-from tournaments.arena.web._auth import viewer_of
+from tournaments.arena.web._auth import SESSION_COOKIE, Viewer, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._hardening import REPLAY_CSP
 from tournaments.arena.web._plot import rating_plot
-from tournaments.arena.web._state import HELD, stderr_text, web_of
+from tournaments.arena.web._state import HELD, Web, stderr_text, web_of
+from tournaments.arena.web._tree import Page, served
 from tournaments.registry import parse_spec
 from tournaments.store import MatchRow, MatchState
 
-__all__ = ["RECENT_MATCHES", "STDERR_SHOWN", "bot_page", "leaderboard", "match_page", "replay_page"]
+if TYPE_CHECKING:
+    from tournaments.arena.web._publish import Published
+
+__all__ = [
+    "RECENT_MATCHES",
+    "STDERR_SHOWN",
+    "bot_page",
+    "leaderboard",
+    "match_page",
+    "peeked",
+    "render_board",
+    "render_bot",
+    "render_match",
+    "replay_page",
+    "visitor",
+]
 
 
 STDERR_SHOWN: Final = 64 * 1024
@@ -32,53 +53,78 @@ RECENT_MATCHES: Final = 20
 """The matches a bot's page lists (its latest)."""
 
 
-def leaderboard(request: Request) -> Response:
-    """``/``: the leaderboard (one page for every visitor not logged in, kept per board)."""
+async def leaderboard(request: Request) -> Response:
+    """``/``: the leaderboard (a visitor's from the published tree)."""
+    page = peeked(request, lambda published: published.board(peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_leaderboard, request)
+
+
+def _leaderboard(request: Request) -> Response:
     web = web_of(request)
+    if web.published is not None and visitor(request):
+        page = web.published.board()
+        assert page is not None
+        return served(request, page)
     store = web.service.reader()
-    board = web.service.board
-    viewer = viewer_of(request, store)
-    troubles = (web.service.ladder_error, web.service.board_error)
-    cached = web.board_page
-    if viewer.author is None and cached is not None and cached[:2] == (board, troubles):
-        return HTMLResponse(cached[2], headers={"cache-control": "no-store"})
+    return render_board(web, viewer_of(request, store), web.service.board)
+
+
+def render_board(web: Web, viewer: Viewer, board: Board) -> HTMLResponse:
+    """The leaderboard page of ``board``."""
     ranked = [row for row in board.rows if row.rating is not None]
     unrated = [row for row in board.rows if row.rating is None]
-    page = web.page("board.html", viewer, board=board, ranked=ranked, unrated=unrated)
-    if viewer.author is None:  # the same for every visitor not logged in: kept per board
-        web.board_page = (board, troubles, bytes(page.body))
-    return page
+    return web.page("board.html", viewer, board=board, ranked=ranked, unrated=unrated)
 
 
-def bot_page(request: Request) -> Response:
+async def bot_page(request: Request) -> Response:
     """``/bots/{ident}``: a bot, its versions, its line against each opponent, its latest
-    matches and their faults, and its rating over time."""
-    web = web_of(request)
-    store = web.service.reader()
-    viewer = viewer_of(request, store)
+    matches and their faults, and its rating over time (a visitor's from the published tree)."""
     ident = request.path_params["ident"]
+    page = peeked(request, lambda published: published.bot(ident, peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_bot_page, request)
+
+
+def _bot_page(request: Request) -> Response:
+    web = web_of(request)
+    ident = request.path_params["ident"]
+    if web.published is not None and visitor(request):
+        page = web.published.bot(ident)
+        if page is not None:
+            return served(request, page)
+    store = web.service.reader()
+    return render_bot(web, store, viewer_of(request, store), ident, web.service.board)
+
+
+def render_bot(
+    web: Web, store: ArenaStore, viewer: Viewer, ident: str, board: Board
+) -> HTMLResponse:
+    """A bot's page, its line and its opponents' as ``board`` has them.
+
+    Raises:
+        Refused: no such bot (404).
+    """
     name, version = parse_spec(ident)
     row = store.bot(name, version, removed=version is not None)
     if row is None:
         raise Refused(404, f"no bot {ident}")
     ident = row.ident
     versions = [bot for bot in store.bots() if bot.name == name]
-    entrant = store.entrant(ident)
-    line = web.service.board.row(ident)
-    against = web.pairwise_of(web.service.board, ident)
     matches = store.matches_of(LADDER, ident, RECENT_MATCHES)
-    faults = _faults_of(store, matches, ident)
     owner = store.owner(name)
     return web.page(
         "bot.html",
         viewer,
         bot=row,
         versions=versions,
-        entrant=entrant,
-        line=line,
-        against=against,
+        entrant=store.entrant(ident),
+        line=board.row(ident),
+        against=web.pairwise_of(board, ident),
         matches=matches,
-        faults=faults,
+        faults=_faults_of(store, matches, ident),
         owner=owner,
         mine=viewer.author is not None and viewer.author == owner,
         plot=rating_plot(store.rating_history(ident)),
@@ -108,13 +154,33 @@ def _seat_of(match: MatchRow, ident: str) -> int | None:
     return 1 if match.seat1 == ident else None
 
 
-def match_page(request: Request) -> Response:
+async def match_page(request: Request) -> Response:
     """``/matches/{match_id}``: a match, scheduled, playing or done, with the kept stderr of the
-    seats the viewer owns."""
-    web = web_of(request)
-    store = web.service.reader()
-    viewer = viewer_of(request, store)
+    seats the viewer owns (a visitor's from the published tree once it is final)."""
     match_id = request.path_params["match_id"]
+    page = peeked(request, lambda published: published.match(match_id, peek=True))
+    if page is not None:
+        return served(request, page)
+    return await run_in_threadpool(_match_page, request)
+
+
+def _match_page(request: Request) -> Response:
+    web = web_of(request)
+    match_id = request.path_params["match_id"]
+    if web.published is not None and visitor(request):
+        page = web.published.match(match_id)
+        if page is not None:
+            return served(request, page)
+    store = web.service.reader()
+    return render_match(web, store, viewer_of(request, store), match_id)
+
+
+def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> HTMLResponse:
+    """A match's page as ``viewer`` may see it.
+
+    Raises:
+        Refused: no such match (404).
+    """
     match = store.match(match_id)
     result = store.result(match_id)
     if match is None and result is None:
@@ -147,17 +213,43 @@ def match_page(request: Request) -> Response:
     )
 
 
-def replay_page(request: Request) -> Response:
+async def replay_page(request: Request) -> Response:
     """``/matches/{match_id}/replay``: a finished match's replay, as a seat saw it with
-    ``?seat=``, under its own Content Security Policy."""
-    web = web_of(request)
-    store = web.service.reader()
+    ``?seat=``, under its own Content Security Policy (a visitor's from the published tree)."""
     seat_arg = request.query_params.get("seat")
     if seat_arg not in (None, "0", "1"):
         raise Refused(404, "seat is 0 or 1")
     seat = None if seat_arg is None else int(seat_arg)
+    match_id = request.path_params["match_id"]
+    page = peeked(request, lambda published: published.replay(match_id, seat, peek=True))
+    if page is not None:
+        return served(request, page, {"content-security-policy": REPLAY_CSP})
+    return await run_in_threadpool(_replay_page, request, match_id, seat)
+
+
+def _replay_page(request: Request, match_id: str, seat: int | None) -> Response:
+    web = web_of(request)
+    if web.published is not None and visitor(request):
+        page = web.published.replay(match_id, seat)
+        if page is not None:
+            return served(request, page, {"content-security-policy": REPLAY_CSP})
+    store = web.service.reader()
     author = viewer_of(request, store).author
-    html = web.replay(store, request.path_params["match_id"], seat, author)
+    html = web.replay(store, match_id, seat, author)
     return HTMLResponse(
         html, headers={"content-security-policy": REPLAY_CSP, "cache-control": "no-cache"}
     )
+
+
+def peeked(request: Request, look: Callable[[Published], Page | None]) -> Page | None:
+    """A visitor's page if the tree holds it in memory, up to date (``None``: ask again off
+    the event loop): what the ``async`` endpoints serve without a thread."""
+    published = web_of(request).published
+    if published is None or not visitor(request):
+        return None
+    return look(published)
+
+
+def visitor(request: Request) -> bool:
+    """Whether a request comes from a visitor (no session cookie): what the tree serves."""
+    return SESSION_COOKIE not in request.cookies

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import jinja2
 from starlette.requests import Request
@@ -35,6 +35,9 @@ from tournaments.registry import parse_spec
 from tournaments.stats.standings import Pairwise
 from tournaments.store import ResultRow
 from tournaments.views.replay_html import replay_html
+
+if TYPE_CHECKING:
+    from tournaments.arena.web._publish import Published
 
 __all__ = ["HELD", "REPLAY_CACHE", "Web", "hold_for_mirror", "owned_seats", "stderr_text", "web_of"]
 
@@ -74,21 +77,25 @@ class Web:
         self._pairwise: tuple[Board | None, dict[str, list[Pairwise]]] = (None, {})
         self.board_json: tuple[Board, bytes] | None = None
         """``/api/leaderboard``'s body, for the board it shows."""
-        self.board_page: tuple[Board, tuple[str, str], bytes] | None = None
-        """The leaderboard as a visitor not logged in sees it, for the board it shows."""
+        self.published: Published | None = None
+        """The published tree a visitor's pages come from (``None``: rendered per request)."""
         self._replays: OrderedDict[tuple[str, int | None, tuple[int, ...]], str] = OrderedDict()
         self._replay_lock = threading.Lock()
 
     def page(self, name: str, viewer: Viewer, status: int = 200, **context: Any) -> HTMLResponse:  # type: ignore[explicit-any]  # a template's context
-        """A rendered page (autoescaped)."""
+        """A rendered page (autoescaped), with the troubles of the moment."""
         template = self.env.get_template(name)
         html = template.render(
             viewer=viewer.author,
             csrf=self.csrf.token(viewer.session) if viewer.author else "",
-            troubles=[t for t in (self.service.ladder_error, self.service.board_error) if t],
+            troubles=self.troubles(),
             **context,
         )
         return HTMLResponse(html, status, headers={"cache-control": "no-store"})
+
+    def troubles(self) -> tuple[str, ...]:
+        """What the pages say is wrong now (the ladder stopped, the board is old)."""
+        return tuple(t for t in (self.service.ladder_error, self.service.board_error) if t)
 
     def pairwise_of(self, board: Board, ident: str) -> list[Pairwise]:
         """A bot's lines against each opponent in a board's standings (indexed once a board)."""

@@ -1,0 +1,421 @@
+"""The published tree (issue 30): a visitor's pages rendered when they change, kept as files
+with a ``.gz`` and an ETag, served by the app (304, gzip) and by Debian's nginx alike; never a
+stale board, never a held first leg, never what only an author may see; a damaged file
+rendered again."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import os
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Awaitable, Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+import trio
+from hypercorn.trio import serve as hypercorn_serve
+
+from tests.test_arena_web import (
+    HOSTILE,
+    FakeIntake,
+    Home,
+    Reply,
+    Site,
+    _page,
+    built,
+)
+from tournaments.arena.server import server_config
+from tournaments.arena.service import ArenaService
+from tournaments.arena.store import ArenaStore
+from tournaments.arena.web import CSP, REPLAY_CSP, Published, Tree, create_app
+from tournaments.registry import Arena
+
+__all__ = ["built"]  # the home of test_arena_web, built once for this module too
+
+ROOT = Path(__file__).resolve().parent.parent
+NGINX = shutil.which("nginx") or next(
+    (path for path in ("/usr/sbin/nginx",) if os.access(path, os.X_OK)), None
+)
+
+
+def serve_home(home: Path, check: Callable[[Site], Awaitable[None]]) -> None:
+    """Serve the home at ``home`` (its tree as it is) and run ``check`` against it."""
+
+    async def main() -> None:
+        arena = Arena(home)
+        store = ArenaStore(arena.store_path)
+        service = ArenaService(arena, store, ladder=False)
+        service.intake = cast(Any, FakeIntake(service))
+        async with trio.open_nursery() as nursery:
+            app = cast(Any, create_app(service))
+            await nursery.start(service.run)
+            binds = await nursery.start(
+                partial(hypercorn_serve, app, server_config("127.0.0.1", 0))
+            )
+            host, _, port = binds[0].removeprefix("http://").rpartition(":")
+            with trio.fail_after(30):
+                while not service.board.at:
+                    await trio.sleep(0.02)
+            await check(Site(host, int(port), service, app))
+            nursery.cancel_scope.cancel()
+        published(service).close()
+        store.close()
+
+    trio.run(main)
+
+
+@pytest.fixture
+def home(built: Home, tmp_path: Path) -> Path:
+    copy = tmp_path / "home"
+    shutil.copytree(built.path, copy)
+    return copy
+
+
+def published(service: ArenaService) -> Published:
+    assert isinstance(service.publisher, Published)
+    return service.publisher
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    with trio.fail_after(30):
+        while not check():
+            await trio.sleep(0.02)
+
+
+def gzip_taken(reply: Reply) -> bytes:
+    assert reply.headers.get("content-encoding") == "gzip", reply.headers
+    return gzip.decompress(reply.body)
+
+
+# --- the app -------------------------------------------------------------------------------------
+
+
+def test_a_visitors_pages_come_with_an_etag_a_304_and_gzip(home: Path, built: Home) -> None:
+    match = _page(built.played[2])
+    paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay?seat=1"]
+    paths += ["/standings.json", "/standings.csv"]
+
+    async def check(site: Site) -> None:
+        for path in paths:
+            plain = await site.get(path)
+            assert plain.status == 200, path
+            assert (plain.headers["vary"], plain.headers["cache-control"]) == (
+                "Accept-Encoding",
+                "no-cache",
+            )
+            assert "content-encoding" not in plain.headers
+            assert re.fullmatch(r'"[0-9a-f]+-[0-9a-f]+"', plain.headers["etag"]), path
+            assert plain.headers["x-content-type-options"] == "nosniff"
+            policy = REPLAY_CSP if "replay" in path else CSP
+            assert plain.headers["content-security-policy"] == policy, path
+            packed = await site.get(path, accept_encoding="br, gzip;q=0.8")
+            assert gzip_taken(packed) == plain.body
+            assert packed.headers["etag"] != plain.headers["etag"]  # another representation
+            refused = await site.get(path, accept_encoding="gzip;q=0, br")
+            assert refused.body == plain.body
+            same = await site.get(path, if_none_match=f'"x", {plain.headers["etag"]}')
+            assert (same.status, same.body, same.headers["etag"]) == (
+                304,
+                b"",
+                plain.headers["etag"],
+            )
+            both = await site.get(
+                path, if_none_match=packed.headers["etag"], accept_encoding="gzip"
+            )
+            assert both.status == 304
+            assert (await site.get(path, if_none_match='"other"')).status == 200
+        csv = await site.get("/standings.csv")
+        assert csv.headers["content-disposition"] == 'attachment; filename="standings.csv"'
+        assert csv.headers["content-type"] == "text/csv; charset=utf-8"
+
+    serve_home(home, check)
+
+
+def test_the_board_is_published_before_it_is_shown_and_never_served_stale(
+    home: Path, built: Home
+) -> None:
+    """A recorded match and a refreshed board: the file changes before the app shows the new
+    board, the app's page follows at once, and the old ETag gets the new page, not a 304."""
+
+    async def check(site: Site) -> None:
+        service, tree = site.service, published(site.service).tree
+        before = await site.get("/")
+        assert "4 series played" in before.text
+        # the pending pair's legs played as the first pair's were (same logs): recorded now
+        store = service.store
+        pending = store.match(built.pending)
+        assert pending is not None
+        mirror = next(m for m in store.matches("ladder") if m.duplicate_of == built.pending)
+        for leg, played in zip((pending, mirror), built.played[:2], strict=True):
+            row = store.result(played)
+            assert row is not None
+            moved = dataclasses.replace(row, match_id=leg.match_id, duplicate_of=leg.duplicate_of)
+            store.record_result(moved)
+        old_board = service.board
+        seen: list[bytes] = []
+
+        def shown_and_published() -> bool:
+            if service.board is old_board:
+                return False
+            seen.append((tree.root / "index.html").read_bytes())
+            return True
+
+        service.want_board()
+        await until(shown_and_published, "the next board")
+        assert b"6 series played" in seen[0]  # on disk when the board was first shown
+        after = await site.get("/", if_none_match=before.headers["etag"])
+        assert after.status == 200
+        assert "6 series played" in after.text
+        assert after.headers["etag"] != before.headers["etag"]
+        json = await site.get("/standings.json")
+        assert '"series":6' in json.text.replace(" ", "")
+        service.ladder_error = f"the ladder stopped: {HOSTILE}"  # troubles: a new page too
+        assert "the ladder stopped" in (await site.get("/")).text
+        assert "the ladder stopped" in (await site.get("/bots/alpha@1.0")).text
+
+    serve_home(home, check)
+
+
+def test_a_recorded_match_is_published_once_and_a_held_first_leg_is_not(
+    home: Path, built: Home
+) -> None:
+    """What the ladder says was recorded is published by the publishing thread, its replay's
+    three views from one reading of its log; a first leg whose mirror is still to play is
+    not, and is held for visitors, until the mirror is recorded."""
+    first, second, other = built.played[:3]
+
+    async def check(site: Site) -> None:
+        service = site.service
+        root = published(service).tree.root
+        store = service.store
+        kept = store.db.execute("SELECT * FROM results WHERE match_id = ?", (second,)).fetchone()
+        store.db.execute("DELETE FROM results WHERE match_id = ?", (second,))
+        assert service.publisher is not None
+        service.publisher.recorded([first])
+        service.publisher.recorded([other])  # one job after the other: first's is done
+        await until((root / "matches" / other / "replay-1.html").exists, "other")
+        views = sorted(p.name for p in (root / "matches" / other).iterdir())
+        assert views == sorted(f"replay{s}.html{z}" for s in ("", "-0", "-1") for z in ("", ".gz"))
+        assert not (root / "matches" / f"{first}.html").exists()
+        assert not (root / "matches" / first).exists()
+        held = await site.get(f"/matches/{_page(first)}/replay")
+        assert held.status == 404
+        assert "held until the other leg" in held.text
+        page = await site.get(f"/matches/{_page(first)}")
+        assert "held until the other leg" in page.text
+        assert "etag" not in page.headers  # rendered per request
+        assert not (root / "matches" / f"{first}.html").exists()
+        store.db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(kept))
+        service.publisher.recorded([first, second])  # the pair is done
+        await until((root / "matches" / first / "replay-1.html").exists, "first")
+        shown = await site.get(f"/matches/{_page(first)}")
+        assert shown.headers["etag"]
+        assert f"/matches/{_page(first)}/log.jsonl" in shown.text
+
+    serve_home(home, check)
+
+
+def test_nothing_only_an_author_may_see_is_in_the_tree(home: Path, built: Home) -> None:
+    """Every page published (an author logged in asking for them too), the tree holds no
+    stderr, no fault evidence, no session's parts; a logged-in author's page is not the
+    tree's."""
+    secret = "PRIVATE-STDERR my_password=hunter2"
+
+    async def check(site: Site) -> None:
+        result = site.service.store.result(built.played[0])
+        assert result is not None
+        from tests.test_arena_web import _with_evidence  # noqa: PLC0415
+
+        _with_evidence(Path(result.log_path), secret)
+        cookie = await site.login(built.tokens["alice"])
+        for match in built.played:
+            for path in (f"/matches/{_page(match)}", f"/matches/{_page(match)}/replay"):
+                mine = await site.get(path, cookie=cookie)
+                assert "etag" not in mine.headers
+                assert (await site.get(path)).status == 200
+        assert "logged in as" in (await site.get("/bots/alpha@1.0", cookie=cookie)).text
+        assert (await site.get("/bots/alpha@1.0")).status == 200
+        root = published(site.service).tree.root
+        files = [file for file in root.rglob("*") if file.is_file()]
+        assert len(files) > 20
+        for file in files:
+            data = file.read_bytes()
+            text = (gzip.decompress(data) if file.suffix == ".gz" else data).decode()
+            for private in (secret, "own stderr", "logged in as", 'name="csrf"'):
+                assert private not in text, (file, private)
+
+    serve_home(home, check)
+
+
+def test_a_damaged_or_missing_file_is_rendered_again(home: Path, built: Home) -> None:
+    """A restart reuses the tree; a file cut short, a .gz that is not its file compressed,
+    or a file gone, is rendered again (never a traceback, never the damaged bytes)."""
+    match = built.played[2]
+    good: dict[str, bytes] = {}
+
+    async def first(site: Site) -> None:
+        for path in (f"/matches/{_page(match)}", f"/matches/{_page(match)}/replay"):
+            good[path] = (await site.get(path)).body
+
+    serve_home(home, first)
+    public = home / "public" / "matches"
+    (public / f"{match}.html").write_bytes(good[f"/matches/{_page(match)}"][:100])
+    (public / match / "replay.html.gz").write_bytes(b"\x1f\x8b not gzip")
+    (public / match / "replay-0.html").unlink()
+
+    async def second(site: Site) -> None:
+        for path, body in good.items():
+            again = await site.get(path)
+            assert (again.status, again.body) == (200, body)
+            assert gzip_taken(await site.get(path, accept_encoding="gzip")) == body
+        assert (await site.get(f"/matches/{_page(match)}/replay?seat=0")).status == 200
+        assert (public / f"{match}.html").read_bytes() == good[f"/matches/{_page(match)}"]
+
+    serve_home(home, second)
+
+
+def test_a_file_changed_within_the_second_gets_a_new_etag(tmp_path: Path) -> None:
+    """The ETag is nginx's (mtime and size), yet strong: a change of the same size within one
+    second is dated a second later; the same bytes again keep their date."""
+    tree = Tree(tmp_path / "public", "stamp")
+    one = tree.put("index.html", b"aaaa")
+    two = tree.put("index.html", b"bbbb")
+    assert two.mtime == one.mtime + 1
+    assert two.etag != one.etag
+    assert tree.put("index.html", b"bbbb").mtime == two.mtime
+    on_disk = tmp_path / "public" / "index.html"
+    assert int(on_disk.stat().st_mtime) == two.mtime
+    assert gzip.decompress(Path(f"{on_disk}.gz").read_bytes()) == b"bbbb"
+    assert not [p for p in on_disk.parent.iterdir() if p.name.startswith(".tmp-")]
+    assert Tree(tmp_path / "public", "stamp").get("index.html") == dataclasses.replace(
+        two, tag=None
+    )
+    assert Tree(tmp_path / "public", "other templates").get("index.html") is None
+
+
+# --- nginx ---------------------------------------------------------------------------------------
+
+
+def nginx_config(tree: Path, port: int, app_port: int, scratch: Path) -> str:
+    """docs/arena.md's server block, on loopback, in a configuration of its own."""
+    docs = (ROOT / "docs" / "arena.md").read_text()
+    block = docs.split("<!-- nginx-config -->\n```nginx\n", 1)[1].split("```", 1)[0]
+    block = block.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    block = block.replace("/srv/gin/public", str(tree))
+    block = block.replace("127.0.0.1:8000", f"127.0.0.1:{app_port}")
+    temps = "\n".join(
+        f"{kind}_temp_path {scratch / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    user = "user root;" if os.geteuid() == 0 else ""
+    return (
+        f"{user}\ndaemon off;\nworker_processes 1;\npid {scratch / 'nginx.pid'};\n"
+        f"error_log {scratch / 'error.log'};\nevents {{}}\nhttp {{\n"
+        f"include /etc/nginx/mime.types;\naccess_log off;\n{temps}\n{block}\n}}\n"
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_nginx(config: str, scratch: Path) -> subprocess.Popen[bytes]:
+    assert NGINX is not None
+    path = scratch / "nginx.conf"
+    path.write_text(config)
+    args = [NGINX, "-c", str(path), "-p", str(scratch), "-e", str(scratch / "error.log")]
+    tested = subprocess.run([*args, "-t"], capture_output=True, check=False)
+    assert tested.returncode == 0, tested.stderr.decode()
+    return subprocess.Popen(args, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+async def wait_for_port(port: int) -> None:
+    with trio.fail_after(10):
+        while True:
+            try:
+                probe = await trio.to_thread.run_sync(
+                    socket.create_connection, ("127.0.0.1", port), 1
+                )
+                probe.close()
+                return
+            except OSError:
+                await trio.sleep(0.05)
+
+
+SAME = ("content-type", "etag", "last-modified", "content-security-policy", "vary")
+
+
+@pytest.mark.skipif(
+    NGINX is None,
+    reason="nginx is not installed (as root: make browser-deps, or apt-get install nginx-light)",
+)
+def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path: Path) -> None:
+    """Debian's nginx with docs/arena.md's configuration, on the tree the app published: the
+    same bytes, types, ETags, 304s and gzip; a session cookie and every other route go to the
+    app."""
+    match = _page(built.played[2])
+    paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay"]
+    paths += [f"/matches/{match}/replay?seat=0", "/standings.json", "/standings.csv"]
+    scratch = tmp_path / "nginx"
+    scratch.mkdir()
+
+    async def check(site: Site) -> None:
+        for path in paths:  # published (rendered once, if the thread has not yet)
+            assert (await site.get(path)).status == 200
+        port = free_port()
+        tree = published(site.service).tree.root
+        server = start_nginx(nginx_config(tree, port, site.port, scratch), scratch)
+        try:
+            await wait_for_port(port)
+            front = Site(site.host, port, site.service, site.app)
+            for path in paths:
+                await assert_alike(site, front, path)
+            await assert_proxied(site, front, built)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+    serve_home(home, check)
+
+
+async def assert_alike(app: Site, nginx: Site, path: str) -> None:
+    for encoding in ("", "gzip"):
+        ours, theirs = (
+            await app.get(path, accept_encoding=encoding),
+            await nginx.get(path, accept_encoding=encoding),
+        )
+        assert (theirs.status, theirs.body) == (200, ours.body), (path, encoding)
+        for name in SAME:
+            assert theirs.headers.get(name) == ours.headers.get(name), (path, encoding, name)
+        assert theirs.headers.get("content-encoding") == ours.headers.get("content-encoding")
+        assert "x-served-by" not in theirs.headers, path
+        for server in (app, nginx):
+            again = await server.get(
+                path, accept_encoding=encoding, if_none_match=ours.headers["etag"]
+            )
+            assert (again.status, again.body) == (304, b""), (path, server.port)
+    csv = await nginx.get("/standings.csv")
+    assert csv.headers["content-disposition"] == 'attachment; filename="standings.csv"'
+
+
+async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
+    live = await nginx.get("/live")
+    assert (live.status, live.headers.get("x-served-by")) == (200, "gin arena")
+    assert "etag" not in live.headers
+    cookie = await app.login(built.tokens["alice"])
+    mine = await nginx.get("/bots/alpha@1.0", cookie=cookie)
+    assert mine.headers.get("x-served-by") == "gin arena"
+    assert "logged in as" in mine.text
+    held = await nginx.get(f"/matches/{_page(built.pending)}")
+    assert (held.status, held.headers.get("x-served-by")) == (200, "gin arena")
+    missing = await nginx.get("/matches/no-such-match/replay?seat=7")
+    assert missing.status == 404

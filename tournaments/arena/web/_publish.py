@@ -1,0 +1,222 @@
+"""What a visitor reads, published when it changes rather than rendered per request.
+
+The tree (``_tree``) holds, under ``<arena>/public``:
+
+- ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv``: written when a board
+  is computed, before the board is shown (a page is never older than the board the app shows);
+- ``bots/<ident>.html``: each bot on the board, written after each board, in the publishing
+  thread;
+- ``matches/<id>.html`` and ``matches/<id>/replay.html``, ``replay-0.html``, ``replay-1.html``
+  (the referee's view and each seat's): written when the match is recorded, the log walked
+  through the rules once for the three; a first leg whose mirror leg is still to play is not
+  published (its page, rendered per request, says it is held) until that leg is recorded;
+- ``static/arena.css``, ``static/live.js``.
+
+Only what a visitor (no session) sees goes in: no stderr, no fault evidence, nothing of an
+author's own. A page asked for and missing (a match recorded before the app started, a file
+damaged) is rendered and published then; a page is rendered again when what it shows changed
+since: the board (the leaderboard, the standings, a bot's page) or the troubles every page but a
+replay says (the ladder stopped, the board is old).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from starlette.responses import JSONResponse
+
+import tournaments.views.replay_html as replay_module
+from referee.replay import LogReadError
+from tournaments.arena.board import Board
+from tournaments.arena.privacy import redacted_replay
+from tournaments.arena.store import ArenaStore
+from tournaments.arena.web._auth import Viewer
+from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._pages import render_board, render_bot, render_match
+from tournaments.arena.web._state import Web
+from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
+from tournaments.views.replay_html import replay_html
+
+__all__ = ["REPLAYS", "Published"]
+
+
+_log = logging.getLogger("gin.arena.web")
+REPLAYS: Final = {None: "replay.html", 0: "replay-0.html", 1: "replay-1.html"}
+"""A match's replay files, by the seat whose view each is (``None``: the referee's)."""
+_STOP: Final = ("stop", ())
+
+
+class Published:
+    """The visitor's pages of an app, in a :class:`Tree`, kept up to date by the service's
+    calls (:meth:`board_computed`, :meth:`recorded`) and a publishing thread."""
+
+    def __init__(self, web: Web) -> None:
+        self.web = web
+        stamp = tree_stamp(Path(replay_module.__file__), Path(__file__))
+        self.tree = Tree(web.service.arena.home / PUBLIC, stamp)
+        for name, (content, _) in web.static.items():
+            self.tree.put(f"static/{name}", content)
+        self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
+        self._latest: Board | None = None
+        self._thread = threading.Thread(target=self._work, name="gin-publish", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop the publishing thread (after what it has to do)."""
+        self._jobs.put(_STOP)
+
+    # --- what the service calls ----------------------------------------------------------------
+
+    def board_computed(self, board: Board) -> None:
+        """A new board, about to be shown (called in a worker thread): its pages now, its bots'
+        after, in the publishing thread."""
+        self._publish_board(board)
+        self._latest = board
+        self._jobs.put(("bots", board))
+
+    def recorded(self, match_ids: Sequence[str]) -> None:
+        """Matches just recorded (called on the trio thread: only queued)."""
+        self._jobs.put(("matches", tuple(match_ids)))
+
+    # --- what the app asks for -----------------------------------------------------------------
+
+    def board(self, *, peek: bool = False) -> Page | None:
+        """The leaderboard of the board shown now (``peek``: only if it is in memory, else
+        ``None``; never blocks, for the event loop)."""
+        board = self.web.service.board
+        page = self.tree.peek("index.html") if peek else self.tree.get("index.html")
+        if page is not None and self._fresh(page, board):
+            return page
+        return None if peek else self._publish_board(board)
+
+    def bot(self, ident: str, *, peek: bool = False) -> Page | None:
+        """A bot's page (``None``: not a bot on the board, rendered per request)."""
+        board = self.web.service.board
+        if not safe_segment(ident):
+            return None
+        page = self._get(f"bots/{ident}.html", peek)
+        if page is not None and self._fresh(page, board):
+            return page
+        if peek or board.row(ident) is None:
+            return None
+        return self._publish_bot(self.web.service.reader(), ident, board)
+
+    def download(self, name: str, *, peek: bool = False) -> Page | None:
+        """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet)."""
+        board = self.web.service.board
+        if board.standings is None:
+            return None
+        page = self._get(name, peek)
+        if page is not None and self._fresh(page, board):
+            return page
+        if peek:
+            return None
+        self._publish_board(board)
+        return self.tree.get(name)
+
+    def match(self, match_id: str, *, peek: bool = False) -> Page | None:
+        """A finished match's page (``None``: not final yet, or held: rendered per request)."""
+        if not safe_segment(match_id):
+            return None
+        page = self._get(f"matches/{match_id}.html", peek)
+        troubles = self.web.troubles()
+        if page is not None and (page.tag == troubles or (page.tag is None and not troubles)):
+            return page
+        if peek:
+            return None
+        store = self.web.service.reader()
+        return self._publish_match(store, match_id) if _final(store, match_id) else None
+
+    def replay(self, match_id: str, seat: int | None, *, peek: bool = False) -> Page | None:
+        """A finished match's replay from one view (``None``: not final, or not a log)."""
+        if not safe_segment(match_id):
+            return None
+        page = self._get(f"matches/{match_id}/{REPLAYS[seat]}", peek)
+        if page is not None or peek:
+            return page
+        store = self.web.service.reader()
+        if not _final(store, match_id):
+            return None
+        return self._publish_replays(store, match_id).get(seat)
+
+    # --- publishing ----------------------------------------------------------------------------
+
+    def _get(self, rel: str, peek: bool) -> Page | None:
+        return self.tree.peek(rel) if peek else self.tree.get(rel)
+
+    def _tag(self, board: Board) -> tuple[float, tuple[str, ...]]:
+        return (board.at, self.web.troubles())
+
+    def _fresh(self, page: Page, board: Board) -> bool:
+        """Whether a board's page shows ``board`` (one read from disk: until the first board)."""
+        return page.tag == self._tag(board) or (page.tag is None and not board.at)
+
+    def _publish_board(self, board: Board) -> Page:
+        tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
+        if board.standings is not None:
+            standings = board.standings
+            self.tree.put("standings.json", bytes(JSONResponse(standings.to_dict()).body), tag)
+            self.tree.put("standings.csv", standings.to_csv().encode(), tag)
+        return self.tree.put("index.html", bytes(render_board(self.web, Viewer(), board).body), tag)
+
+    def _publish_bot(self, store: ArenaStore, ident: str, board: Board) -> Page | None:
+        tag = self._tag(board)
+        try:
+            page = render_bot(self.web, store, Viewer(), ident, board)
+        except Refused:
+            return None
+        return self.tree.put(f"bots/{ident}.html", bytes(page.body), tag)
+
+    def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
+        tag = self.web.troubles()
+        page = render_match(self.web, store, Viewer(), match_id)
+        return self.tree.put(f"matches/{match_id}.html", bytes(page.body), tag)
+
+    def _publish_replays(self, store: ArenaStore, match_id: str) -> dict[int | None, Page]:
+        """The three views of a match's replay, from one walk of its log through the rules
+        (none: its log cannot be read)."""
+        result = store.result(match_id)
+        if result is None:
+            return {}
+        try:
+            replay = redacted_replay(Path(result.log_path), ())
+        except (OSError, UnicodeDecodeError, LogReadError) as error:
+            _log.warning("replay of %s not published: %s", match_id, error)
+            return {}
+        return {
+            seat: self.tree.put(f"matches/{match_id}/{name}", replay_html(replay, seat).encode())
+            for seat, name in REPLAYS.items()
+        }
+
+    def _work(self) -> None:
+        """The publishing thread: each job in turn; a board's bots only for the latest board."""
+        while True:
+            kind, what = self._jobs.get()
+            try:
+                if kind == "stop":
+                    return
+                store = self.web.service.reader()
+                if kind == "bots" and what is self._latest and isinstance(what, Board):
+                    for row in what.rows:
+                        if safe_segment(row.ident):
+                            self._publish_bot(store, row.ident, what)
+                elif kind == "matches" and isinstance(what, tuple):
+                    self._publish_finished(store, [str(match_id) for match_id in what])
+            except Exception:  # a damaged row, a full disk: the next request renders it
+                _log.exception("publishing the arena's pages failed")
+
+    def _publish_finished(self, store: ArenaStore, match_ids: list[str]) -> None:
+        for match_id in match_ids:
+            if safe_segment(match_id) and _final(store, match_id):
+                self._publish_match(store, match_id)
+                self._publish_replays(store, match_id)
+
+
+def _final(store: ArenaStore, match_id: str) -> bool:
+    """Whether a match's pages are final: it has its result, and no mirror leg to wait for."""
+    return store.result(match_id) is not None and not store.mirror_pending(match_id)

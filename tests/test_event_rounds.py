@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from tests.test_runner import run
-from tournaments.cli.event_view import round_lines
+from tournaments.cli.event_view import event_grid, round_lines
 from tournaments.events import Tie
 from tournaments.executors import ExecutorError
 from tournaments.executors.fake import FakeExecutor, played
 from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
 from tournaments.league import LeagueConfig, LeagueError, create_league, extend_league
 from tournaments.registry import Arena
-from tournaments.rounds import StoredRound, advance, check_rounds, event_state
+from tournaments.rounds import StoredRound, advance, check_rounds, event_standings, event_state
 from tournaments.store import BotRow, MatchState, Store, StoreDamaged
 
 
@@ -198,6 +198,62 @@ def test_a_tampered_round_is_reported(tmp_path: Path) -> None:
         event_state(store, "e")
 
 
+def test_a_tampered_round_is_played_no_further(tmp_path: Path) -> None:
+    """A round edited by hand is refused as damage before the run schedules anything more
+    (it played the edited round's tie and then crashed in the bracket with a traceback)."""
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=3)
+    run(arena, store, config, Stronger(2), advance=lambda: 0)
+    assert advance(store, "e") == 4  # round 1 paired and stored
+    run(arena, store, config, Stronger(2), advance=lambda: 0)  # and played
+    advance(store, "e")  # round 2 paired and stored, not played
+    swapped = StoredRound(stored(store)[1].seeds, (Tie("b0@1", "b3@1"), Tie("b1@1", "b2@1")))
+    store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (swapped.to_json(),))
+    before = len(store.matches("e"))
+    with pytest.raises(StoreDamaged, match=r"rounds of event 'e'.*round 2 is paired"):
+        advance(store, "e")
+    assert len(store.matches("e")) == before
+
+
+def test_a_knockout_round_no_bracket_pairs_is_damage_not_a_crash(tmp_path: Path) -> None:
+    """Every round's seeds permuted alike: the rounds played are not what the bracket of those
+    seeds pairs (``knockout_round`` refuses them), said as damage in one line."""
+    arena, store, config = event(tmp_path, 4, format="knockout")
+    run(arena, store, config, Stronger(2))
+    for number, kept in enumerate(stored(store)):
+        permuted = StoredRound(tuple(reversed(kept.seeds)), kept.ties)
+        store.db.execute(
+            "UPDATE event_rounds SET pairing = ? WHERE round = ?", (permuted.to_json(), number)
+        )
+    with pytest.raises(StoreDamaged, match="rounds of event 'e'"):
+        event_state(store, "e").finished  # noqa: B018 - what status and standings ask
+    assert any(problem.startswith("round 2") for problem in check_rounds(store, "e"))
+
+
+def test_a_round_with_other_seeds_or_an_unseeded_bot_is_damage(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    run(arena, store, config, Stronger(2))
+    second = stored(store)[1]
+    reseeded = StoredRound(tuple(reversed(second.seeds)), second.ties)
+    store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (reseeded.to_json(),))
+    with pytest.raises(StoreDamaged, match="its seeds are not round 1's"):
+        event_state(store, "e")
+    stranger = StoredRound(second.seeds, (Tie("b0@1", "x@1"), Tie("b1@1", "b2@1")))
+    store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (stranger.to_json(),))
+    with pytest.raises(StoreDamaged, match="a tie names a bot not seeded"):
+        event_state(store, "e")
+
+
+def test_a_drawn_swiss_tie_has_no_winner_and_standings_list_the_field_at_once(
+    tmp_path: Path,
+) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=1)
+    lines = event_standings(event_state(store, "e"), {})
+    assert [line.bot for line in lines] == ["b0@1", "b1@1", "b2@1", "b3@1"]  # before round 1
+    run(arena, store, config, FakeExecutor(2))  # the fake splits every pair: each tie level
+    ties = event_state(store, "e").to_dict()["rounds"][0]["ties"]
+    assert [tie["winner"] for tie in ties] == [None, None]
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
@@ -322,3 +378,41 @@ def test_the_status_lines_say_each_tie(tmp_path: Path) -> None:
     assert round_lines(event_state(store, "e"))[0] == (
         "round 1 (played): b0@1 bye; b1@1 v b2@1 1-1, b1@1 through"
     )
+
+
+def test_a_bot_of_an_event_not_over_cannot_be_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its next rounds are not scheduled yet, so no pending match held it back: removed, the
+    event stalled for good at its next round."""
+    from typer.testing import CliRunner  # noqa: PLC0415 - only this test drives the CLI
+
+    from tournaments.cli.app import app  # noqa: PLC0415
+
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
+    refused = CliRunner().invoke(app, ["bot", "remove", "b3@1"])
+    assert refused.exit_code == 2, refused.output
+    assert "still has matches to play in league(s) e" in " ".join(refused.output.split())
+    run(arena, store, config, Stronger(2))
+    removed = CliRunner().invoke(app, ["bot", "remove", "b3@1"])  # the event is over
+    assert removed.exit_code == 0, removed.output
+
+
+@pytest.mark.parametrize("other", ["nope", "e"])
+def test_seeding_from_a_league_there_is_not_is_refused(tmp_path: Path, other: str) -> None:
+    with pytest.raises(LeagueError, match=f'seeding = "league:{other}" names no other league'):
+        event(tmp_path, 4, format="swiss", rounds=1, seeding=f"league:{other}")
+
+
+def test_the_event_table_writes_a_bound_as_the_standings_do(tmp_path: Path) -> None:
+    """A bot that won every series has a bound, not an estimate: the event's table showed the
+    fit's number where the standings below it said ``>= x (won all)``."""
+    arena, store, config = event(tmp_path, 4, format="knockout")
+    run(arena, store, config, Stronger(2))
+    state = event_state(store, "e")
+    lines = event_standings(state, {"b0@1": 265.0})
+    grid = event_grid(state, lines, {"b0@1": ">= -23"})
+    (winner,) = [row for row in grid.rows if row[1] == "b0@1"]
+    assert winner[-1] == ">= -23"
+    assert event_grid(state, lines).rows[0][-1] == "+265"

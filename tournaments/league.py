@@ -308,8 +308,10 @@ def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
 
 
 def _rounds(kind: str, rounds: object, field: int, problems: list[str]) -> int:
-    """A Swiss's rounds: at least 1, and few enough that no round has to repeat a pairing (a
-    field of N has N - 1 rounds of new pairings, or N when N is odd and each has a bye)."""
+    """A Swiss's rounds: at least 1, and no more than a round robin's (N - 1 for a field of N,
+    N when N is odd and each round has a bye). That does not make every round free of repeats:
+    pairing round by round without looking ahead can leave pairings no round completes
+    (docs/events.md)."""
     if kind == "knockout":
         if rounds is not None:
             problems.append("a knockout has no rounds: the bracket decides how many")
@@ -660,6 +662,7 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
     """
     idents = _resolved(store, config.bots)
     stored = stored_league(store, config.name)
+    _check_seeding_league(store, config, stored is not None)
     if stored is not None and (stored.config.event or config.event):
         if (stored.config, stored.resolved) != (config, tuple(idents)):
             raise LeagueError(
@@ -670,6 +673,22 @@ def create_league(store: Store, config: LeagueConfig) -> tuple[list[str], int]:
     if stored is not None:
         config = _settled(stored, config, idents)
     return idents, _save(store, StoredLeague(config, tuple(idents)))
+
+
+def _check_seeding_league(store: Store, config: LeagueConfig, exists: bool) -> None:
+    """An event seeded from another league's ratings names a league there is, not itself.
+
+    Raises:
+        LeagueError: it does not (left alone, the field was seeded in list order unsaid).
+    """
+    other = config.seeding.removeprefix("league:")
+    if not config.event or other == config.seeding or exists:
+        return
+    if other == config.name or other not in store.leagues():
+        raise LeagueError(
+            f'seeding = "league:{other}" names no other league of the store (leagues: '
+            f"{', '.join(store.leagues()) or 'none'}): give one whose ratings seed the field"
+        )
 
 
 def _resolved(store: Store, specs: Sequence[str]) -> list[str]:

@@ -135,11 +135,14 @@ class EventState:
         its winner); only when every stored round is complete."""
         assert self.complete, "a round is paired only when the last one is recorded"
         config = self.league.config
-        if config.format == "swiss":
-            if len(self.rounds) >= config.rounds:
-                return ()
-            return swiss_round(self.seeds, self.results)
-        return knockout_round(self.seeds, self.results)
+        try:
+            if config.format == "swiss":
+                if len(self.rounds) >= config.rounds:
+                    return ()
+                return swiss_round(self.seeds, self.results)
+            return knockout_round(self.seeds, self.results)
+        except (ValueError, KeyError) as error:  # rounds edited by hand: pairs no bracket makes
+            raise StoreDamaged(f"rounds of event {config.name!r}", str(error)) from None
 
     def to_dict(self) -> JsonObject:
         """The JSON form of ``gin league status --json``'s ``event`` (docs/cli.md)."""
@@ -156,7 +159,11 @@ class EventState:
                 if played is not None and not tie.bye:
                     result = played[index]
                     entry |= {"points": result.points, "series": result.series}
-                    entry |= {"margin": result.margin, "winner": result.winner()}
+                    level = 2 * result.points == result.series
+                    winner = (
+                        None if level and self.league.config.format == "swiss" else result.winner()
+                    )
+                    entry |= {"margin": result.margin, "winner": winner}
                 ties.append(entry)
             rounds.append({"round": number + 1, "ties": ties})
         config = self.league.config
@@ -175,8 +182,11 @@ def event_state(store: Store, name: str) -> EventState:
         StoreDamaged: a round or a result cannot be read.
     """
     league = _event(store, name)
-    rounds = tuple(
-        StoredRound.from_json(text, number) for number, text in enumerate(store.event_rounds(name))
+    rounds = _checked_rounds(
+        tuple(
+            StoredRound.from_json(text, number)
+            for number, text in enumerate(store.event_rounds(name))
+        )
     )
     by_id = {result.match_id: result for result in store.results(name)}
     secret = store.league_secret(name)
@@ -192,6 +202,21 @@ def event_state(store: Store, name: str) -> EventState:
             results.append(tuple(plan.result for plan in plans))
     seeds = rounds[0].seeds if rounds else ()
     return EventState(league, seeds, rounds, tuple(results), tuple(states), tuple(wanted))
+
+
+def _checked_rounds(rounds: tuple[StoredRound, ...]) -> tuple[StoredRound, ...]:
+    """The stored rounds, if each keeps round 1's seeds and pairs only bots among them.
+
+    Raises:
+        StoreDamaged: a round that does not.
+    """
+    for number, stored in enumerate(rounds):
+        if stored.seeds != rounds[0].seeds:
+            raise StoreDamaged(f"pairing of round {number + 1}", "its seeds are not round 1's")
+        named = {bot for tie in stored.ties for bot in tie.bots()}
+        if not named <= set(stored.seeds) or len(set(stored.seeds)) != len(stored.seeds):
+            raise StoreDamaged(f"pairing of round {number + 1}", "a tie names a bot not seeded")
+    return rounds
 
 
 def _event(store: Store, name: str) -> StoredLeague:
@@ -297,6 +322,9 @@ def advance(store: Store, name: str) -> int:
         StoreDamaged: a round or a result cannot be read.
     """
     state = event_state(store, name)
+    problems = _pairing_problems(state)
+    if problems:  # edited by hand: play nothing more of it (gin league verify lists them all)
+        raise StoreDamaged(f"rounds of event {name!r}", problems[0])
     if not state.complete:
         return store.add_matches(name, list(state.scheduled))
     seeds = state.seeds or seeding(store, state.league)
@@ -338,7 +366,12 @@ def check_rounds(store: Store, name: str) -> list[str]:
     empty: nothing): a stored round whose ties are not those paired from the results before
     it, seeds not those of its seeding, and matches not those of its rounds' ties."""
     state = event_state(store, name)
-    problems = _seed_problems(store, state) + _match_problems(store, state)
+    return _seed_problems(store, state) + _match_problems(store, state) + _pairing_problems(state)
+
+
+def _pairing_problems(state: EventState) -> list[str]:
+    """The stored rounds whose ties are not those paired from the results before them."""
+    problems = []
     for number, stored in enumerate(state.rounds):
         if number > len(state.results):
             break  # rounds after an unfinished one cannot be checked (and are never paired)
@@ -351,8 +384,8 @@ def check_rounds(store: Store, name: str) -> list[str]:
         )
         try:
             expected = before.next_ties()
-        except ValueError as error:  # a knockout's round that its bracket does not pair
-            problems.append(f"round {number + 1}: {error}")
+        except StoreDamaged as error:  # a knockout's round that its bracket does not pair
+            problems.append(f"round {number + 1}: {error.why}")
             continue
         if stored.ties != expected:
             problems.append(
@@ -434,6 +467,12 @@ STAGES = ("final", "semi-final", "quarter-final")
 def event_standings(state: EventState, ratings: dict[str, float]) -> list[EventLine]:
     """The event's standings: a Swiss by score, Buchholz, then seed; a knockout by the stage
     reached, then seed; each bot's rating (of ``ratings``) beside it."""
+    if not state.seeds:  # before its first round: the field as listed, nothing played
+        swiss = state.league.config.format == "swiss"
+        return [
+            EventLine(bot, 0.0, 0.0 if swiss else None, None if swiss else "in round 1", None)
+            for bot in state.league.resolved
+        ]
     if state.league.config.format == "swiss":
         return [
             EventLine(line.bot, line.score, line.buchholz, None, ratings.get(line.bot))

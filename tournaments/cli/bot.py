@@ -29,7 +29,9 @@ from tournaments.cli.common import (
     print_table,
     said,
 )
+from tournaments.league import stored_league
 from tournaments.registry import RegistryError, parse_spec, resolve, submit
+from tournaments.rounds import event_state
 from tournaments.store import MatchState, Store
 from tournaments.workbench.policy import PolicyError, policy_bot_folder
 
@@ -205,7 +207,8 @@ def bot_show(spec: Annotated[str, typer.Argument(help="NAME or NAME@VERSION.")])
 
 
 def _leagues_needing(store: Store, ident: str) -> list[str]:
-    """The leagues with a match of ``ident`` not yet played (pending, running or failed)."""
+    """The leagues with a match of ``ident`` not yet played (pending, running or failed), and
+    the events not over whose field has it (their next rounds are not scheduled yet)."""
     return [
         league
         for league in store.leagues()
@@ -214,7 +217,16 @@ def _leagues_needing(store: Store, ident: str) -> list[str]:
             for match in store.matches(league)
             if match.state is not MatchState.DONE
         )
+        or _event_needs(store, league, ident)
     ]
+
+
+def _event_needs(store: Store, league: str, ident: str) -> bool:
+    stored = stored_league(store, league)
+    if stored is None or not stored.config.event or ident not in stored.resolved:
+        return False
+    state = event_state(store, league)
+    return not state.finished if state.complete else True
 
 
 @bot_app.command("remove")

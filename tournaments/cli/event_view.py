@@ -3,6 +3,8 @@ line each, and its standings table."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tournaments.cli.render import Grid
 from tournaments.events import Tie, TieResult
 from tournaments.rounds import EventLine, EventState
@@ -47,9 +49,12 @@ def _tie_text(tie: Tie, tie_state: str, result: TieResult | None, *, knockout: b
     return f"{text} {score}, " + ("drawn" if first == 0.5 else f"{result.winner()} won")
 
 
-def event_grid(state: EventState, lines: list[EventLine]) -> Grid:
+def event_grid(
+    state: EventState, lines: list[EventLine], elo: Mapping[str, str] | None = None
+) -> Grid:
     """The event's standings: a Swiss's score and Buchholz, a knockout's stage reached, each
-    with the bot's rating over the event's series."""
+    with the bot's rating over the event's series (``elo``: its cell as the standings write
+    it, a bound as ``>= x`` for a bot that won every series)."""
     config = state.league.config
     middle = (
         (("score", "right"), ("Buchholz", "right"))
@@ -63,8 +68,8 @@ def event_grid(state: EventState, lines: list[EventLine]) -> Grid:
             cells = (f"{line.score:g}", f"{line.buchholz:g}")
         else:
             cells = (line.reached or "-", f"{line.score:g}")
-        elo = "-" if line.rating is None else f"{line.rating:+.0f}"
-        rows.append((str(rank), line.bot, *cells, elo))
+        shown = "-" if line.rating is None else f"{line.rating:+.0f}"
+        rows.append((str(rank), line.bot, *cells, (elo or {}).get(line.bot, shown)))
     title = f"Swiss: {config.name} (by score, then Buchholz, then seed)"
     if config.format == "knockout":
         title = f"Knockout: {config.name} (by stage reached, then seed)"

@@ -547,7 +547,7 @@ def _print_standings(
     if output is Format.JSON:
         document = standings.to_dict()
         if event is not None:
-            state, lines = event
+            state, lines, _ = event
             document["event"] = {
                 **state.to_dict(),
                 "standings": [line.to_dict() for line in lines],
@@ -574,15 +574,16 @@ def _print_standings(
 
 def _event_standings(
     store: Store, name: str, standings: Standings
-) -> tuple[EventState, list[EventLine]] | None:
-    """An event's state and standings, its bots' ratings beside them (``None``: not an
-    event)."""
+) -> tuple[EventState, list[EventLine], dict[str, str]] | None:
+    """An event's state and standings, its bots' ratings beside them, and their Elo cells as
+    the standings write them (a bound as a bound; ``None``: not an event)."""
     config = _league(store, name)
     if not config.event:
         return None
     state = event_state(store, name)
     ratings = {line.bot: line.rating for line in standings.bots}
-    return state, event_standings(state, ratings)
+    cells = {line.bot: render.rating_cells(line)[0] for line in standings.bots}
+    return state, event_standings(state, ratings), cells
 
 
 def _print_grid(grid: render.Grid, *, wide: bool = False) -> None:

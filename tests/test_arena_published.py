@@ -33,7 +33,7 @@ from tests.test_arena_web import (
 from tournaments.arena.server import server_config
 from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
-from tournaments.arena.web import CSP, REPLAY_CSP, Published, Tree, create_app
+from tournaments.arena.web import CSP, REPLAY_CSP, Published, Tree, _tree, create_app
 from tournaments.registry import Arena
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
@@ -217,6 +217,31 @@ def test_a_recorded_match_is_published_once_and_a_held_first_leg_is_not(
         shown = await site.get(f"/matches/{_page(first)}")
         assert shown.headers["etag"]
         assert f"/matches/{_page(first)}/log.jsonl" in shown.text
+
+    serve_home(home, check)
+
+
+def test_a_held_first_legs_faults_are_on_no_bot_page(home: Path, built: Home) -> None:
+    """A fault's detail can name cards ("QS is not in seat 0's hand"), the cards the mirror leg
+    is dealt: a held first leg's faults stay off its bots' pages, published or not, until the
+    mirror leg is recorded (they were listed on the published page while its match page said
+    it was held)."""
+    first, second = built.played[:2]  # alpha v beta and its mirror; alpha faulted in the first
+
+    async def check(site: Site) -> None:
+        store = site.service.store
+        bot = published(site.service).tree.root / "bots" / "alpha@1.0.html"
+        store.db.execute("DELETE FROM results WHERE match_id = ?", (second,))
+        assert store.mirror_pending(first)
+
+        def faults(text: str) -> str:
+            return text.split("Faults in recent matches", 1)[1]
+
+        site.service.want_board()  # without the defence, the page keeps listing it: no end
+        await until(lambda: bot.exists() and first not in faults(bot.read_text()), "bot page")
+        assert first not in faults((await site.get("/bots/alpha@1.0")).text)
+        match = await site.get(f"/matches/{_page(first)}")
+        assert "protocol_violation" not in match.text
 
     serve_home(home, check)
 
@@ -419,3 +444,44 @@ async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
     assert (held.status, held.headers.get("x-served-by")) == (200, "gin arena")
     missing = await nginx.get("/matches/no-such-match/replay?seat=7")
     assert missing.status == 404
+
+
+@pytest.mark.parametrize("planted", ["file", "dangling link"])
+def test_a_tree_that_is_not_a_folder_is_made_afresh(tmp_path: Path, planted: str) -> None:
+    """``public`` as a file or a dangling link stopped the server at its start (a traceback)."""
+    root = tmp_path / "public"
+    if planted == "file":
+        root.write_text("not a tree")
+    else:
+        root.symlink_to(tmp_path / "nowhere")
+    tree = Tree(root, "stamp")
+    tree.put("index.html", b"page")
+    assert root.is_dir()
+    assert not root.is_symlink()
+    assert (root / "index.html").read_bytes() == b"page"
+
+
+def test_the_stamp_covers_the_privacy_rules_and_the_web_apps_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of a finished match are final: after a fix to redaction or escaping, a tree whose
+    stamp missed that code kept the pages rendered before it (the stamp covered the templates,
+    the static files and two modules only)."""
+    assert any(path.name == "privacy.py" for path in _tree._RENDERING)
+    assert any(path.name == "web" for path in _tree._STAMPED)
+    rules = tmp_path / "privacy.py"
+    rules.write_text("HIDDEN = 1\n")
+    monkeypatch.setattr(_tree, "_RENDERING", (rules,))
+    before = _tree.tree_stamp()
+    rules.write_text("HIDDEN = 2\n")
+    assert _tree.tree_stamp() != before
+
+
+def test_a_page_put_over_an_unreadable_one_gets_another_etag(tmp_path: Path) -> None:
+    """The old file's .gz damaged, a new page of the same size in the same second: its time
+    came from nothing (0) and so equalled the old one's, and the ETag with it."""
+    root = tmp_path / "public"
+    one = Tree(root, "s").put("index.html", b"aaaa")
+    (root / "index.html.gz").write_bytes(b"junk")
+    two = Tree(root, "s").put("index.html", b"bbbb")
+    assert two.etag != one.etag

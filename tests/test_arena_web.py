@@ -340,13 +340,18 @@ def test_a_first_leg_shows_no_deals_while_its_mirror_is_to_play(site: Any, built
         match = await site.get(f"/matches/{page}")
         assert match.status == 200
         assert "held until the other leg of its pair" in match.text
+        assert "waiting for its mirror leg" in match.text
         assert f"/matches/{page}/log.jsonl" not in match.text
+        assert "games won by" not in match.text  # nor its result, faults or stderr
+        assert "<h2>Faults</h2>" not in match.text
         assert (await site.get(f"/matches/{_page(second)}")).status == 200
         store.db.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", tuple(row))
         store.db.execute("UPDATE matches SET state = 'done' WHERE match_id = ?", (second,))
         assert (await site.get(f"/matches/{page}/log.jsonl")).status == 200
         assert (await site.get(f"/matches/{page}/replay")).status == 200
-        assert f"/matches/{page}/log.jsonl" in (await site.get(f"/matches/{page}")).text
+        released = (await site.get(f"/matches/{page}")).text
+        assert f"/matches/{page}/log.jsonl" in released
+        assert "games won by" in released
 
     site(check)
 

@@ -65,8 +65,8 @@ def _leaderboard(request: Request) -> Response:
     web = web_of(request)
     if web.published is not None and visitor(request):
         page = web.published.board()
-        assert page is not None
-        return served(request, page)
+        if page is not None:  # None: a newer board is being published
+            return served(request, page)
     store = web.service.reader()
     return render_board(web, viewer_of(request, store), web.service.board)
 
@@ -135,8 +135,8 @@ def _faults_of(store: ArenaStore, matches: list[MatchRow], ident: str) -> list[t
     """The faults a bot made in the finished ones of ``matches``, with the match of each."""
     faults: list[tuple[str, Fault]] = []
     for match in matches:
-        if match.state != MatchState.DONE:
-            continue
+        if match.state != MatchState.DONE or store.mirror_pending(match.match_id):
+            continue  # a held first leg's faults can name the cards its mirror leg is dealt
         result = store.result(match.match_id)
         seat = _seat_of(match, ident)
         if result is None or seat is None:
@@ -194,6 +194,9 @@ def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> 
         viewer.author is not None and store.owner(parse_spec(seat)[0]) == viewer.author
         for seat in seats
     ]
+    held = result is not None and store.mirror_pending(match_id)
+    if held:  # its result, faults and stderr can say what its mirror leg is dealt: for no one
+        result = None
     stderr: list[str | None] = [None, None]
     if result is not None:
         for seat in (0, 1):
@@ -202,7 +205,7 @@ def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> 
     return web.page(
         "match.html",
         viewer,
-        held=HELD if result is not None and store.mirror_pending(match_id) else None,
+        held=HELD if held else None,
         match_id=match_id,
         match=match,
         state=state,

@@ -63,6 +63,9 @@ class Published:
             self.tree.put(f"static/{name}", content)
         self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
         self._latest: Board | None = None
+        """The newest board given to :meth:`board_computed` (set before its pages are)."""
+        self._board_lock = threading.Lock()
+        """One board's pages written at a time, never an older board's over a newer one's."""
         self._thread = threading.Thread(target=self._work, name="gin-publish", daemon=True)
         self._thread.start()
 
@@ -75,8 +78,8 @@ class Published:
     def board_computed(self, board: Board) -> None:
         """A new board, about to be shown (called in a worker thread): its pages now, its bots'
         after, in the publishing thread."""
-        self._publish_board(board)
         self._latest = board
+        self._publish_board(board)
         self._jobs.put(("bots", board))
 
     def recorded(self, match_ids: Sequence[str]) -> None:
@@ -92,7 +95,9 @@ class Published:
         page = self.tree.peek("index.html") if peek else self.tree.get("index.html")
         if page is not None and self._fresh(page, board):
             return page
-        return None if peek else self._publish_board(board)
+        if peek or self._stale(board):
+            return None  # a newer board's pages are being written: render this one per request
+        return self._publish_board(board)
 
     def bot(self, ident: str, *, peek: bool = False) -> Page | None:
         """A bot's page (``None``: not a bot on the board, rendered per request)."""
@@ -114,7 +119,7 @@ class Published:
         page = self._get(name, peek)
         if page is not None and self._fresh(page, board):
             return page
-        if peek:
+        if peek or self._stale(board):
             return None
         self._publish_board(board)
         return self.tree.get(name)
@@ -156,13 +161,25 @@ class Published:
         """Whether a board's page shows ``board`` (one read from disk: until the first board)."""
         return page.tag == self._tag(board) or (page.tag is None and not board.at)
 
+    def _stale(self, board: Board) -> bool:
+        """Whether a newer board than ``board`` has come (its pages are written or being so):
+        ``board``'s must not be written over them, where nginx would serve them on."""
+        latest = self._latest
+        return latest is not None and latest is not board and latest.at > board.at
+
     def _publish_board(self, board: Board) -> Page:
-        tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
-        if board.standings is not None:
-            standings = board.standings
-            self.tree.put("standings.json", bytes(JSONResponse(standings.to_dict()).body), tag)
-            self.tree.put("standings.csv", standings.to_csv().encode(), tag)
-        return self.tree.put("index.html", bytes(render_board(self.web, Viewer(), board).body), tag)
+        with self._board_lock:
+            newer = self.tree.get("index.html") if self._stale(board) else None
+            if newer is not None:  # a newer board came while this one waited: it stands
+                return newer
+            tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
+            if board.standings is not None:
+                standings = board.standings
+                body = bytes(JSONResponse(standings.to_dict()).body)
+                self.tree.put("standings.json", body, tag)
+                self.tree.put("standings.csv", standings.to_csv().encode(), tag)
+            page = bytes(render_board(self.web, Viewer(), board).body)
+            return self.tree.put("index.html", page, tag)
 
     def _publish_bot(self, store: ArenaStore, ident: str, board: Board) -> Page | None:
         tag = self._tag(board)

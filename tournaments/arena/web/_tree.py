@@ -64,10 +64,14 @@ LEVEL: Final = 6
 CACHE_CONTROL: Final = "no-cache"
 """Every published page: a browser may keep it but asks each time (a 304 when unchanged)."""
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@~+-]{0,199}")
+_ARENA: Final = Path(__file__).parent.parent
 _STAMPED: Final = (
-    Path(__file__).parent.parent / "templates",
-    Path(__file__).parent.parent / "static",
+    _ARENA / "templates",
+    _ARENA / "static",
+    _ARENA / "web",
+    _ARENA.parent / "views",
 )
+_RENDERING: Final = (_ARENA / "privacy.py", _ARENA.parent.parent / "referee" / "bot_text.py")
 
 
 def safe_segment(text: str) -> bool:
@@ -81,10 +85,17 @@ def safe_segment(text: str) -> bool:
 
 
 def tree_stamp(*sources: Path) -> str:
-    """A digest of what renders the tree: the templates, the static files and ``sources``."""
+    """A digest of what renders the tree: the templates, the static files, the code of the web
+    app, the views and the privacy rules (a fix to redaction or escaping must not leave pages
+    rendered before it in the tree), the referee's text filter, and ``sources``."""
     digest = hashlib.sha256()
-    files = [file for folder in _STAMPED for file in sorted(folder.iterdir())]
-    for file in [*files, *sources]:
+    files = [
+        file
+        for folder in _STAMPED
+        for file in sorted(folder.rglob("*"))
+        if file.is_file() and "__pycache__" not in file.parts
+    ]
+    for file in [*files, *_RENDERING, *sources]:
         digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -126,6 +137,8 @@ class Tree:
         self._memory: OrderedDict[str, Page] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        if root.is_symlink() or (root.exists() and not root.is_dir()):
+            root.unlink()  # not a tree of ours (rmtree would leave it, and mkdir then fail)
         marker = root / ".stamp"
         try:
             kept = marker.read_text(encoding="ascii")
@@ -160,7 +173,7 @@ class Tree:
             page = Page(old.body, old.gz, old.kind, old.mtime, tag)
         else:
             try:
-                page = self._write(rel, body, tag, 0 if old is None else old.mtime)
+                page = self._write(rel, body, tag, self._written_at(rel, old))
             except OSError as error:  # a full disk: served from memory, written next time
                 _log.warning("%s not written to the published tree: %s", rel, error)
                 packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
@@ -182,14 +195,25 @@ class Tree:
     def _read(self, rel: str) -> Page | None:
         path = self.root / rel
         try:
-            body = path.read_bytes()
+            with path.open("rb") as file:  # the time of the bytes read, not of a file since put
+                mtime = int(os.fstat(file.fileno()).st_mtime)
+                body = file.read()
             packed = Path(f"{path}.gz").read_bytes()
-            mtime = int(path.stat().st_mtime)
             if gzip.decompress(packed) != body:
                 return None
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
             return None
         return Page(body, packed, KINDS[path.suffix], mtime)
+
+    def _written_at(self, rel: str, old: Page | None) -> int:
+        """The time of the file at ``rel`` now, readable or not (0: none), so that a page put
+        over it, in the same second and of the same size, still gets another ETag."""
+        if old is not None:
+            return old.mtime
+        try:
+            return int((self.root / rel).stat().st_mtime)
+        except OSError:
+            return 0
 
     def _write(self, rel: str, body: bytes, tag: object, before: int) -> Page:
         path = self.root / rel

@@ -33,7 +33,15 @@ from tests.test_arena_web import (
 from tournaments.arena.server import server_config
 from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
-from tournaments.arena.web import CSP, REPLAY_CSP, Published, Tree, _tree, create_app
+from tournaments.arena.web import (
+    CSP,
+    REPLAY_CSP,
+    Published,
+    Tree,
+    create_app,
+    stamped_files,
+    tree_stamp,
+)
 from tournaments.registry import Arena
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
@@ -461,20 +469,19 @@ def test_a_tree_that_is_not_a_folder_is_made_afresh(tmp_path: Path, planted: str
     assert (root / "index.html").read_bytes() == b"page"
 
 
-def test_the_stamp_covers_the_privacy_rules_and_the_web_apps_code(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_stamp_covers_the_privacy_rules_and_the_web_apps_code(tmp_path: Path) -> None:
     """Pages of a finished match are final: after a fix to redaction or escaping, a tree whose
     stamp missed that code kept the pages rendered before it (the stamp covered the templates,
     the static files and two modules only)."""
-    assert any(path.name == "privacy.py" for path in _tree._RENDERING)
-    assert any(path.name == "web" for path in _tree._STAMPED)
-    rules = tmp_path / "privacy.py"
-    rules.write_text("HIDDEN = 1\n")
-    monkeypatch.setattr(_tree, "_RENDERING", (rules,))
-    before = _tree.tree_stamp()
-    rules.write_text("HIDDEN = 2\n")
-    assert _tree.tree_stamp() != before
+    names = {(path.parent.name, path.name) for path in stamped_files()}
+    for wanted in [("arena", "privacy.py"), ("web", "_pages.py"), ("views", "words.py")]:
+        assert wanted in names, wanted
+    assert ("referee", "bot_text.py") in names
+    source = tmp_path / "module.py"
+    source.write_text("HIDDEN = 1\n")
+    before = tree_stamp(source)
+    source.write_text("HIDDEN = 2\n")
+    assert tree_stamp(source) != before
 
 
 def test_a_page_put_over_an_unreadable_one_gets_another_etag(tmp_path: Path) -> None:

@@ -402,6 +402,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "Published",
         "Tree",
         "create_app",
+        "stamped_files",
+        "tree_stamp",
     ),
     "tournaments.audit": (
         "AuditReport",

@@ -57,7 +57,7 @@ from tournaments.arena.web._live import PING_S
 from tournaments.arena.web._pages import RECENT_MATCHES, STDERR_SHOWN
 from tournaments.arena.web._publish import REPLAYS, Published
 from tournaments.arena.web._state import REPLAY_CACHE
-from tournaments.arena.web._tree import MEMORY_BYTES, PUBLIC, Page, Tree
+from tournaments.arena.web._tree import MEMORY_BYTES, PUBLIC, Page, Tree, stamped_files, tree_stamp
 
 __all__ = [
     "API_PER_MINUTE",
@@ -83,4 +83,6 @@ __all__ = [
     "Published",
     "Tree",
     "create_app",
+    "stamped_files",
+    "tree_stamp",
 ]

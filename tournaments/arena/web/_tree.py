@@ -42,6 +42,7 @@ __all__ = [
     "Tree",
     "safe_segment",
     "served",
+    "stamped_files",
     "tree_stamp",
 ]
 
@@ -74,6 +75,16 @@ _STAMPED: Final = (
 _RENDERING: Final = (_ARENA / "privacy.py", _ARENA.parent.parent / "referee" / "bot_text.py")
 
 
+def stamped_files() -> list[Path]:
+    """The files whose bytes :func:`tree_stamp` digests (besides its ``sources``)."""
+    return [
+        file
+        for folder in _STAMPED
+        for file in sorted(folder.rglob("*"))
+        if file.is_file() and "__pycache__" not in file.parts
+    ] + list(_RENDERING)
+
+
 def safe_segment(text: str) -> bool:
     """Whether a URL's path segment may name a file of the tree as it is (no ``/``, no
     ``..``, no leading dot; what ladder idents and match ids are made of).
@@ -89,13 +100,7 @@ def tree_stamp(*sources: Path) -> str:
     app, the views and the privacy rules (a fix to redaction or escaping must not leave pages
     rendered before it in the tree), the referee's text filter, and ``sources``."""
     digest = hashlib.sha256()
-    files = [
-        file
-        for folder in _STAMPED
-        for file in sorted(folder.rglob("*"))
-        if file.is_file() and "__pycache__" not in file.parts
-    ]
-    for file in [*files, *_RENDERING, *sources]:
+    for file in [*stamped_files(), *sources]:
         digest.update(file.name.encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
 

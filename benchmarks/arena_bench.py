@@ -25,11 +25,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import re
 import select
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -45,6 +43,7 @@ harden_referee_process()
 
 import trio  # noqa: E402
 
+from benchmarks.arena_load import stop_group  # noqa: E402
 from benchmarks.league_driver import league  # noqa: E402
 from tournaments.arena.ladder import LADDER  # noqa: E402
 from tournaments.arena.service import ArenaService  # noqa: E402
@@ -218,15 +217,7 @@ class _Process:
         raise SystemExit(f"did not start: {self.process.args!r}")
 
     def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        stop_group(self.process)
 
 
 def _wait_for_port(port: int) -> None:

@@ -12,37 +12,30 @@ import re
 import shutil
 import socket
 import subprocess
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
 
 import pytest
 import trio
-from hypercorn.trio import serve as hypercorn_serve
 
 from tests.test_arena_web import (
     HOSTILE,
-    FakeIntake,
     Home,
     Reply,
     Site,
     _page,
     built,
+    serve_home,
 )
-from tournaments.arena.server import server_config
 from tournaments.arena.service import ArenaService
-from tournaments.arena.store import ArenaStore
 from tournaments.arena.web import (
     CSP,
     REPLAY_CSP,
     Published,
     Tree,
-    create_app,
     stamped_files,
     tree_stamp,
 )
-from tournaments.registry import Arena
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
 
@@ -50,32 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NGINX = shutil.which("nginx") or next(
     (path for path in ("/usr/sbin/nginx",) if os.access(path, os.X_OK)), None
 )
-
-
-def serve_home(home: Path, check: Callable[[Site], Awaitable[None]]) -> None:
-    """Serve the home at ``home`` (its tree as it is) and run ``check`` against it."""
-
-    async def main() -> None:
-        arena = Arena(home)
-        store = ArenaStore(arena.store_path)
-        service = ArenaService(arena, store, ladder=False)
-        service.intake = cast(Any, FakeIntake(service))
-        async with trio.open_nursery() as nursery:
-            app = cast(Any, create_app(service))
-            await nursery.start(service.run)
-            binds = await nursery.start(
-                partial(hypercorn_serve, app, server_config("127.0.0.1", 0))
-            )
-            host, _, port = binds[0].removeprefix("http://").rpartition(":")
-            with trio.fail_after(30):
-                while not service.board.at:
-                    await trio.sleep(0.02)
-            await check(Site(host, int(port), service, app))
-            nursery.cancel_scope.cancel()
-        published(service).close()
-        store.close()
-
-    trio.run(main)
 
 
 @pytest.fixture

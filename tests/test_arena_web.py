@@ -48,6 +48,7 @@ from tournaments.arena.web import (
     SESSION_COOKIE,
     STREAMS_PER_CLIENT,
     UPLOADS_PER_MINUTE,
+    Published,
     create_app,
 )
 from tournaments.formats.records import MatchSummary
@@ -284,6 +285,12 @@ def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None
     """Serve a copy of the built home and run ``check`` against it."""
     home = tmp_path / "home"
     shutil.copytree(built.path, home)
+    serve_home(home, check)
+
+
+def serve_home(home: Path, check: Callable[[Site], Awaitable[None]]) -> None:
+    """Serve the home at ``home`` (its published tree as it is) and run ``check`` against it;
+    the publishing thread is stopped after."""
 
     async def main() -> None:
         arena = Arena(home)
@@ -302,6 +309,8 @@ def run_site(built: Home, tmp_path: Path, check: Callable[[Site], Awaitable[None
                     await trio.sleep(0.02)
             await check(Site(host, int(port), service, app))
             nursery.cancel_scope.cancel()
+        if isinstance(service.publisher, Published):
+            service.publisher.close()
         store.close()
 
     trio.run(main)

@@ -416,3 +416,19 @@ def test_the_event_table_writes_a_bound_as_the_standings_do(tmp_path: Path) -> N
     (winner,) = [row for row in grid.rows if row[1] == "b0@1"]
     assert winner[-1] == ">= -23"
     assert event_grid(state, lines).rows[0][-1] == "+265"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"format": "swiss", "rounds": 3, "series_per_pairing": 20_000_000},
+        {"format": "knockout", "sprt": {"elo0": -10.0, "elo1": 10.0}, "max_pairs": 100_000_000},
+    ],
+)
+def test_an_event_past_the_leagues_size_limit_is_refused(
+    tmp_path: Path, changes: dict[str, Any]
+) -> None:
+    """A league is refused past 250,000 matches; an event, scheduled a round at a time, was
+    not (its first run would have built 40 million match rows in one transaction)."""
+    with pytest.raises(LeagueError, match=r"could have .* matches; the limit is 250,000"):
+        event(tmp_path, 4, **changes)

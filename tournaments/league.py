@@ -751,6 +751,7 @@ def _save(store: Store, league: StoredLeague) -> int:
     """
     config = league.config
     if config.event:  # its rounds are scheduled one at a time, as they are paired
+        _check_event_size(config, len(league.resolved))
         fresh = league_secret(config, store.secret("home"))
         return store.save_league(config.name, league.to_json(), [], fresh)
     size = len(pairings(league.resolved, league.candidate_idents())) * config.series_per_pairing
@@ -765,6 +766,23 @@ def _save(store: Store, league: StoredLeague) -> int:
         secret = league_secret(config, store.secret("home"))
     rows = schedule(config, list(league.resolved), secret, league.candidate_idents())
     return store.save_league(config.name, league.to_json(), rows, secret)
+
+
+def _check_event_size(config: LeagueConfig, field: int) -> None:
+    """An event's matches at the most (its rounds' ties, each of its series or, sequential, of
+    its cap's pairs) within :data:`MAX_LEAGUE_MATCHES`, as a league's.
+
+    Raises:
+        LeagueError: past it.
+    """
+    ties = config.rounds * ((field + 1) // 2) if config.format == "swiss" else field - 1
+    series = 2 * config.max_pairs if config.max_pairs else config.series_per_pairing
+    if ties * series > MAX_LEAGUE_MATCHES:
+        raise LeagueError(
+            f"event {config.name} could have {ties * series:,} matches; the limit is "
+            f"{MAX_LEAGUE_MATCHES:,}: give fewer series per tie"
+            + (" or a lower max_pairs" if config.max_pairs else "")
+        )
 
 
 def extend_league(store: Store, name: str, series: int) -> tuple[LeagueConfig, int]:

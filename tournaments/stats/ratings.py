@@ -1,11 +1,12 @@
 """The Bradley-Terry model of a league's series, and its dense fit.
 
 The model: each series is a Bradley-Terry trial (a draw half a win) between its two bots, with a
-weak prior (each bot also played one win and one loss against a bot rated 0); the ratings'
-covariance is quasi-likelihood's, the inverse information scaled by the dispersion of the units
-(a duplicate pair counts once). This module holds the model's pieces both fits share (the
-pairings' totals, the information, the dispersion, :class:`Ratings`) and the dense fit, exact up
-to ``DENSE_FIT_MAX_BOTS`` bots; :mod:`tournaments.stats.sparse` fits larger fields, and
+weak prior (each bot also played one win and one loss against a bot rated 0, weighed by the
+dispersion: :func:`prior_weight`); the ratings' covariance is quasi-likelihood's, the inverse
+information scaled by the dispersion of the units (a duplicate pair counts once). This module
+holds the model's pieces both fits share (the pairings' totals, the information, the
+dispersion, :class:`Ratings`) and the dense fit, exact up to ``DENSE_FIT_MAX_BOTS`` bots;
+:mod:`tournaments.stats.sparse` fits larger fields, and
 :func:`tournaments.stats.standings.fit_ratings` chooses between them.
 """
 

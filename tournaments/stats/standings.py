@@ -418,7 +418,8 @@ def fit_ratings(
     """Bradley-Terry ratings of the units' series (a draw half a win) and their covariance.
 
     The fit maximises the likelihood of every series with a weak prior (each bot also played
-    one win and one loss against a bot rated 0, so an unbeaten bot keeps a finite rating), by
+    one win and one loss against a bot rated 0, so an unbeaten bot keeps a finite rating,
+    weighed by the dispersion as quasi-likelihood asks: refitted until that weight settles), by
     Newton's method. The covariance is quasi-likelihood's: the inverse information times the
     dispersion of the unit totals, so that the two legs of a duplicate pair count as the one
     observation they are; chosen over a sandwich (robust) covariance summed over pairs, which

@@ -73,11 +73,18 @@ class BotTables(Database):
             ).fetchone()
         return None if found is None else self._found_bot(found)
 
-    def bots(self) -> list[BotRow]:
-        """Every bot not removed, by name then submission time."""
-        rows = self.db.execute(
-            "SELECT * FROM bots WHERE removed = 0 ORDER BY name, submitted_at"
-        ).fetchall()
+    def bots(self, name: str | None = None) -> list[BotRow]:
+        """Every bot not removed (``name``: every version of that name), by name then
+        submission time."""
+        if name is None:
+            rows = self.db.execute(
+                "SELECT * FROM bots WHERE removed = 0 ORDER BY name, submitted_at"
+            ).fetchall()
+        else:
+            rows = self.db.execute(
+                "SELECT * FROM bots WHERE removed = 0 AND name = ? ORDER BY submitted_at",
+                (name,),
+            ).fetchall()
         return [self._found_bot(row) for row in rows]
 
     def remove_bot(self, name: str, version: str) -> bool:

@@ -112,7 +112,7 @@ def render_bot(
     if row is None:
         raise Refused(404, f"no bot {ident}")
     ident = row.ident
-    versions = [bot for bot in store.bots() if bot.name == name]
+    versions = store.bots(name)  # not every bot's row for each page: 1,000 bots a board
     matches = store.matches_of(LADDER, ident, RECENT_MATCHES)
     owner = store.owner(name)
     return web.page(

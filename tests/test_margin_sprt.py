@@ -6,16 +6,14 @@ from __future__ import annotations
 import math
 import random
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import trio
-import trio.testing
 from typer.testing import CliRunner
 
 from benchmarks.margin_sprt import error_rates, margin_run, stopped_runs
+from tests.test_match_cli import A_HASH, home, run_match
 from tournaments.cli.app import app
 from tournaments.executors.fake import FakeExecutor, played
 from tournaments.formats.records import MatchJob, MatchOutcome, WorkerFailure
@@ -23,12 +21,9 @@ from tournaments.headtohead import (
     batch_pairs,
     match_config,
     match_report,
-    play_match,
     start_match,
 )
-from tournaments.league import LeagueConfig, LeagueError, stored_league
-from tournaments.registry import Arena
-from tournaments.runner import PairTally
+from tournaments.league import LeagueError, stored_league
 from tournaments.stats.margin_sprt import (
     MarginRun,
     MarginSettings,
@@ -41,10 +36,9 @@ from tournaments.stats.margin_sprt import (
 from tournaments.stats.pairs import PairOutcome
 from tournaments.stats.sprt import SprtSettings, SprtStatus, Verdict
 from tournaments.stats.stopping import corrected_estimates, pass_by
-from tournaments.store import BotRow, Store
+from tournaments.store import Store
 
 cli = CliRunner()
-A_HASH = "a" * 64
 
 
 # --- the settings --------------------------------------------------------------------------------
@@ -257,34 +251,12 @@ class MostlyFirstBotWins(FakeExecutor):
         return played(job, winner=a_seat if a_wins else 1 - a_seat)
 
 
-def home(tmp_path: Path) -> tuple[Arena, Store]:
-    arena = Arena(tmp_path / "home")
-    store = arena.open_store()
-    for index, name in enumerate("ab"):
-        row = BotRow(name, "1", name * 64, tmp_path / name, "", "", time.time() + index)
-        store.add_bot(row)
-    return arena, store
-
-
-def run_match(
-    arena: Arena, store: Store, config: LeagueConfig, cap: int
-) -> tuple[LeagueConfig, SprtStatus | None, PairTally]:
-    tally = PairTally(config.bots[0], store.results(config.name))
-    executor = MostlyFirstBotWins(2)
-
-    async def play() -> tuple[LeagueConfig, SprtStatus | None]:
-        return await play_match(arena, store, config, tally, cap, executor=lambda: executor)
-
-    grown, decision = trio.run(play, clock=trio.testing.MockClock(autojump_threshold=0))
-    return grown, decision, tally
-
-
 def test_a_margin_match_decides_and_reports_corrected_estimates(tmp_path: Path) -> None:
     arena, store = home(tmp_path)
     settings = MarginSettings(0.0, 0.5)
     config = match_config("m", ("a@1", "b@1"), batch_pairs(2, 0, 500), settings, 2, None)
     start_match(store, config)
-    grown, decision, tally = run_match(arena, store, config, 500)
+    grown, decision, tally = run_match(arena, store, config, 500, MostlyFirstBotWins(2))
     assert decision is not None
     assert decision.verdict is Verdict.H1
     margins = [unit.margin for unit in tally.units[: decision.pairs]]

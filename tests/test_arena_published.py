@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from tests.test_arena_web import (
     Home,
     Reply,
     Site,
+    _csrf,
     _page,
     built,
     serve_home,
@@ -31,6 +33,7 @@ from tournaments.arena.service import ArenaService
 from tournaments.arena.web import (
     CSP,
     REPLAY_CSP,
+    SESSION_COOKIE,
     Published,
     Tree,
     stamped_files,
@@ -351,7 +354,20 @@ async def wait_for_port(port: int) -> None:
                 await trio.sleep(0.05)
 
 
-SAME = ("content-type", "etag", "last-modified", "content-security-policy", "vary")
+SAME = (
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "content-range",
+    "accept-ranges",
+    "etag",
+    "last-modified",
+    "content-security-policy",
+    "content-disposition",
+    "vary",
+)
+"""The headers nginx and the app must give alike (and ``cache-control``); of a 416, whose page
+is each server's own (nginx says its added headers twice there), its range and type."""
 
 
 @pytest.mark.skipif(
@@ -365,6 +381,8 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
     match = _page(built.played[2])
     paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay"]
     paths += [f"/matches/{match}/replay?seat=0", "/standings.json", "/standings.csv"]
+    seats = ["?seat=1&seat=0", "?SEAT=1", "?seat=", "?x=1&seat=0", "?seat"]
+    paths += [f"/matches/{match}/replay{query}" for query in seats]  # as $arg_seat reads them
     scratch = tmp_path / "nginx"
     scratch.mkdir()
 
@@ -379,6 +397,7 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
             front = Site(site.host, port, site.service, site.app)
             for path in paths:
                 await assert_alike(site, front, path)
+                await assert_answers_alike(site, front, path)
             await assert_proxied(site, front, built)
         finally:
             server.terminate()
@@ -407,6 +426,67 @@ async def assert_alike(app: Site, nginx: Site, path: str) -> None:
     assert csv.headers["content-disposition"] == 'attachment; filename="standings.csv"'
 
 
+def conditions(plain: Reply) -> list[dict[str, str]]:
+    """The requests a page is asked with, besides a plain GET and HEAD: dates, ETags, ranges."""
+    date, etag = plain.headers["last-modified"], plain.headers["etag"]
+    return [
+        {"if_modified_since": date},
+        {"if_modified_since": "Thu, 01 Jan 1970 00:00:01 GMT"},
+        {"if_modified_since": "not a date"},
+        {"if_modified_since": date, "if_none_match": '"other"'},
+        {"if_modified_since": "Thu, 01 Jan 1970 00:00:01 GMT", "if_none_match": etag},
+        {"if_modified_since": date, "if_none_match": etag},
+        {"if_none_match": f'"a", W/{etag}'},
+        {"if_none_match": f'"a", *, {etag}x'},
+        {"if_modified_since": date, "accept_encoding": "gzip"},
+        {"range": "bytes=0-99"},
+        {"range": "Bytes = 5 - 9"},
+        {"range": "bytes=-50"},
+        {"range": "bytes=- 50"},
+        {"range": "bytes=10-"},
+        {"range": "bytes=99999999-"},
+        {"range": "bytes=99999999-,0-9"},
+        {"range": "bytes=0-1,5-9"},
+        {"range": "bytes=0-1,"},
+        {"range": "bytes=x"},
+        {"range": "pages=1"},
+        {"range": "bytes=0-99", "accept_encoding": "gzip"},
+        {"range": "bytes=0-99", "if_range": etag},
+        {"range": "bytes=0-99", "if_range": '"other"'},
+        {"range": "bytes=0-99", "if_range": date},
+        {"range": "bytes=0-99", "if_range": "Thu, 01 Jan 1970 00:00:01 GMT"},
+        {"range": "bytes=0-99", "if_none_match": etag},
+    ]
+
+
+async def assert_answers_alike(app: Site, nginx: Site, path: str) -> None:
+    """The app answers as nginx does to HEAD, ``If-Modified-Since``, ``If-None-Match``,
+    ``Range`` and ``If-Range``: the same status, headers and bytes (a 416's page aside)."""
+    plain = await app.get(path)
+    for encoding in ("", "gzip"):
+        heads = [
+            await trio.to_thread.run_sync(
+                server._fetch, "HEAD", path, None, {"accept-encoding": encoding}
+            )
+            for server in (app, nginx)
+        ]
+        assert_same(heads[0], heads[1], (path, "HEAD", encoding))
+        assert heads[0].body == b""
+    for asked in conditions(plain):
+        ours, theirs = await app.get(path, **asked), await nginx.get(path, **asked)
+        assert_same(ours, theirs, (path, asked))
+
+
+def assert_same(ours: Reply, theirs: Reply, what: object) -> None:
+    assert theirs.status == ours.status, (what, theirs.status, ours.status)
+    names = ("content-range", "content-type") if ours.status == 416 else (*SAME, "cache-control")
+    for name in names:
+        assert theirs.headers.get(name) == ours.headers.get(name), (what, name)
+    if ours.status != 416:
+        assert theirs.body == ours.body, what
+    assert "x-served-by" not in theirs.headers, what
+
+
 async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
     live = await nginx.get("/live")
     assert (live.status, live.headers.get("x-served-by")) == (200, "gin arena")
@@ -415,6 +495,10 @@ async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
     mine = await nginx.get("/bots/alpha@1.0", cookie=cookie)
     assert mine.headers.get("x-served-by") == "gin arena"
     assert "logged in as" in mine.text
+    forged = await nginx.get("/bots/alpha@1.0", cookie="gin_session=forged")  # to the app
+    assert forged.headers.get("x-served-by") == "gin arena"
+    assert forged.body == (await nginx.get("/bots/alpha@1.0")).body  # the tree's page
+    assert forged.headers["etag"]
     held = await nginx.get(f"/matches/{_page(built.pending)}")
     assert (held.status, held.headers.get("x-served-by")) == (200, "gin arena")
     missing = await nginx.get("/matches/no-such-match/replay?seat=7")
@@ -459,3 +543,61 @@ def test_a_page_put_over_an_unreadable_one_gets_another_etag(tmp_path: Path) -> 
     (root / "index.html.gz").write_bytes(b"junk")
     two = Tree(root, "s").put("index.html", b"bbbb")
     assert two.etag != one.etag
+
+
+def test_a_forged_or_ended_session_gets_the_trees_page(home: Path, built: Home) -> None:
+    """Only a live session is shown pages of its own: any ``gin_session`` cookie made the app
+    render every page per request (a forged cookie: the tree's work undone, per request)."""
+    match = _page(built.played[2])
+    paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay?seat=1"]
+
+    async def check(site: Site) -> None:
+        ended = await site.login(built.tokens["alice"])
+        out = await site.form(
+            "/logout", {"csrf": _csrf((await site.get("/", cookie=ended)).text)}, cookie=ended
+        )
+        assert out.status == 303
+        for cookie in ("gin_session=forged", ended, f"{SESSION_COOKIE}={'x' * 300}"):
+            for path in paths:
+                tree = await site.get(path)
+                theirs = await site.get(path, cookie=cookie)
+                assert (theirs.status, theirs.body) == (200, tree.body), (cookie, path)
+                assert theirs.headers["etag"] == tree.headers["etag"], (cookie, path)
+                again = await site.get(path, cookie=cookie, if_none_match=tree.headers["etag"])
+                assert again.status == 304
+        live = await site.login(built.tokens["alice"])
+        mine = await site.get("/bots/alpha@1.0", cookie=live)
+        assert "logged in as" in mine.text
+        assert "etag" not in mine.headers
+
+    serve_home(home, check)
+
+
+def test_a_reader_that_missed_memory_keeps_no_older_page_over_a_newer(tmp_path: Path) -> None:
+    """A reader reading the disk while a put writes the same path kept the page it read over the
+    put's newer one (memory then served the old page until it was put again): the read and the
+    keep are now under the path's lock, which the put waits for (forced here by a hook between
+    the reader's read and its keep)."""
+    root = tmp_path / "public"
+    Tree(root, "s").put("index.html", b"old page")
+    tree = Tree(root, "s")  # nothing in memory: a get reads the disk
+    writer: list[threading.Thread] = []
+
+    def put_meanwhile(rel: str) -> None:
+        tree.reading = lambda rel: None
+        thread = threading.Thread(target=tree.put, args=(rel, b"new page!"))
+        writer.append(thread)
+        thread.start()
+        thread.join(timeout=1)  # without the lock the put is done here; with it, it waits
+
+    tree.reading = put_meanwhile
+    read = tree.get("index.html")
+    assert read is not None
+    assert read.body == b"old page"  # what was on disk when it read
+    writer[0].join(timeout=10)
+    assert not writer[0].is_alive()
+    kept = tree.peek("index.html")
+    assert kept is not None
+    assert kept.body == b"new page!"
+    assert tree.get("index.html") == kept
+    assert (root / "index.html").read_bytes() == b"new page!"

@@ -12,6 +12,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from tournaments.arena.service import ArenaService
 from tournaments.arena.web._api import (
@@ -24,6 +25,7 @@ from tournaments.arena.web._api import (
 from tournaments.arena.web._downloads import log_download, standings_csv, standings_json, static
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._forms import login, login_form, logout, retire_form
+from tournaments.arena.web._front import Front
 from tournaments.arena.web._hardening import HEADERS, Hardened
 from tournaments.arena.web._live import events, live_page
 from tournaments.arena.web._pages import bot_page, leaderboard, match_page, replay_page
@@ -61,10 +63,11 @@ ROUTES: Final = (
 """Every URL the app answers, and its endpoint."""
 
 
-def create_app(service: ArenaService, *, publish: bool = True) -> Starlette:
+def create_app(service: ArenaService, *, publish: bool = True, front: bool = True) -> ASGIApp:
     """The ASGI app serving ``service``: a visitor's pages from the published tree under the
-    arena's home (``publish=False``: rendered per request, as before the tree, for the
-    benchmarks)."""
+    arena's home, answered by :class:`Front` before Starlette (``publish=False``: rendered per
+    request, as before the tree; ``front=False``: the tree's pages through Starlette, as before
+    the front; both for the benchmarks)."""
     web = Web(service)
     if publish:
         web.published = service.publisher = Published(web)
@@ -75,7 +78,7 @@ def create_app(service: ArenaService, *, publish: bool = True) -> Starlette:
         exception_handlers=_HANDLERS,
     )
     app.state.web = web
-    return app
+    return Front(app, web) if front else app
 
 
 # --- errors --------------------------------------------------------------------------------------

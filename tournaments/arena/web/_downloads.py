@@ -14,9 +14,9 @@ from tournaments.arena.privacy import redacted_log
 from tournaments.arena.web._auth import api_author, bearer, viewer_of
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import url_path
+from tournaments.arena.web._front import served
 from tournaments.arena.web._pages import peeked
 from tournaments.arena.web._state import hold_for_mirror, owned_seats, web_of
-from tournaments.arena.web._tree import served
 
 __all__ = ["log_download", "standings_csv", "standings_json", "static"]
 
@@ -71,14 +71,14 @@ async def standings_csv(request: Request) -> Response:
     """``/standings.csv``: the board's standings, a row per bot (from the published tree)."""
     page = peeked(request, lambda published: published.download("standings.csv", peek=True))
     if page is not None:
-        return served(request, page, _CSV_NAME)
+        return served(request, page)
     return await run_in_threadpool(_standings_csv, request)
 
 
 def _standings_csv(request: Request) -> Response:
     web = web_of(request)
     if web.published is not None and (page := web.published.download("standings.csv")):
-        return served(request, page, _CSV_NAME)
+        return served(request, page)
     standings = web.service.board.standings
     if standings is None:
         raise Refused(404, "no standings yet")

@@ -1,8 +1,11 @@
 """The pages a browser reads: the leaderboard, a bot, a match and a match's replay.
 
-A visitor's (no session cookie) come from the published tree (``_publish``), on the event loop
-when the tree holds the page in memory. The rest runs in Starlette's thread pool: a page for a
-logged-in author, or a visitor's page of a match not final yet, rendered per request and read
+A visitor's (no live session) come from the published tree (``_publish``): most are answered
+by the app's front (``_front``) before they reach these endpoints; here, on the event loop when
+the tree holds the page in memory and there is no session cookie. The rest runs in Starlette's
+thread pool: a request with a session cookie is a visitor's unless the cookie is a live
+session (a forged or ended one gets the tree's page, never a page rendered for it); a page for a
+logged-in author, or a visitor's page of a match not final yet, is rendered per request and read
 through :meth:`ArenaService.reader` (one store connection per thread). The leaderboard is the
 service's snapshot (``service.board``): no request computes standings.
 """
@@ -22,10 +25,11 @@ from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import SESSION_COOKIE, Viewer, viewer_of
 from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._front import query_arg, served
 from tournaments.arena.web._hardening import REPLAY_CSP
 from tournaments.arena.web._plot import rating_plot
 from tournaments.arena.web._state import HELD, Web, stderr_text, web_of
-from tournaments.arena.web._tree import Page, served
+from tournaments.arena.web._tree import Page
 from tournaments.registry import parse_spec
 from tournaments.store import MatchRow, MatchState
 
@@ -63,12 +67,13 @@ async def leaderboard(request: Request) -> Response:
 
 def _leaderboard(request: Request) -> Response:
     web = web_of(request)
-    if web.published is not None and visitor(request):
+    store = web.service.reader()
+    viewer = viewer_of(request, store)
+    if web.published is not None and viewer.author is None:
         page = web.published.board()
         if page is not None:  # None: a newer board is being published
             return served(request, page)
-    store = web.service.reader()
-    return render_board(web, viewer_of(request, store), web.service.board)
+    return render_board(web, viewer, web.service.board)
 
 
 def render_board(web: Web, viewer: Viewer, board: Board) -> HTMLResponse:
@@ -91,12 +96,13 @@ async def bot_page(request: Request) -> Response:
 def _bot_page(request: Request) -> Response:
     web = web_of(request)
     ident = request.path_params["ident"]
-    if web.published is not None and visitor(request):
+    store = web.service.reader()
+    viewer = viewer_of(request, store)
+    if web.published is not None and viewer.author is None:
         page = web.published.bot(ident)
         if page is not None:
             return served(request, page)
-    store = web.service.reader()
-    return render_bot(web, store, viewer_of(request, store), ident, web.service.board)
+    return render_bot(web, store, viewer, ident, web.service.board)
 
 
 def render_bot(
@@ -167,12 +173,13 @@ async def match_page(request: Request) -> Response:
 def _match_page(request: Request) -> Response:
     web = web_of(request)
     match_id = request.path_params["match_id"]
-    if web.published is not None and visitor(request):
+    store = web.service.reader()
+    viewer = viewer_of(request, store)
+    if web.published is not None and viewer.author is None:
         page = web.published.match(match_id)
         if page is not None:
             return served(request, page)
-    store = web.service.reader()
-    return render_match(web, store, viewer_of(request, store), match_id)
+    return render_match(web, store, viewer, match_id)
 
 
 def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> HTMLResponse:
@@ -218,26 +225,28 @@ def render_match(web: Web, store: ArenaStore, viewer: Viewer, match_id: str) -> 
 
 async def replay_page(request: Request) -> Response:
     """``/matches/{match_id}/replay``: a finished match's replay, as a seat saw it with
-    ``?seat=``, under its own Content Security Policy (a visitor's from the published tree)."""
-    seat_arg = request.query_params.get("seat")
-    if seat_arg not in (None, "0", "1"):
+    ``?seat=``, under its own Content Security Policy (a visitor's from the published tree).
+    ``?seat=`` is read as nginx reads it (the first one, its name in any case, not decoded; empty
+    is none), so that the app and nginx show the same view of one URL."""
+    seat_arg = query_arg(request.scope["query_string"], b"seat")
+    if seat_arg not in (None, "", "0", "1"):
         raise Refused(404, "seat is 0 or 1")
-    seat = None if seat_arg is None else int(seat_arg)
+    seat = int(seat_arg) if seat_arg else None
     match_id = request.path_params["match_id"]
     page = peeked(request, lambda published: published.replay(match_id, seat, peek=True))
     if page is not None:
-        return served(request, page, {"content-security-policy": REPLAY_CSP})
+        return served(request, page)
     return await run_in_threadpool(_replay_page, request, match_id, seat)
 
 
 def _replay_page(request: Request, match_id: str, seat: int | None) -> Response:
     web = web_of(request)
-    if web.published is not None and visitor(request):
-        page = web.published.replay(match_id, seat)
-        if page is not None:
-            return served(request, page, {"content-security-policy": REPLAY_CSP})
     store = web.service.reader()
     author = viewer_of(request, store).author
+    if web.published is not None and author is None:
+        page = web.published.replay(match_id, seat)
+        if page is not None:
+            return served(request, page)
     html = web.replay(store, match_id, seat, author)
     return HTMLResponse(
         html, headers={"content-security-policy": REPLAY_CSP, "cache-control": "no-cache"}
@@ -254,5 +263,6 @@ def peeked(request: Request, look: Callable[[Published], Page | None]) -> Page |
 
 
 def visitor(request: Request) -> bool:
-    """Whether a request comes from a visitor (no session cookie): what the tree serves."""
+    """Whether a request has no session cookie: a visitor's, answered from the tree on the event
+    loop (one with a cookie is looked up in the store, off the loop)."""
     return SESSION_COOKIE not in request.cookies

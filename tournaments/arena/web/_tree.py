@@ -8,6 +8,10 @@ strong because a path's mtime goes up by at least a second each time its bytes c
 rewritten within the second is dated a second later); a page rendered again to the same bytes
 is not rewritten, and keeps its ETag.
 
+Each page keeps the head of its answer in each encoding (the type, length, ETag, date, cache
+policy, ``Vary``, the security headers and its path's own: a replay's policy, a download's name),
+made once when the page is, so that answering it costs no header building.
+
 A file that cannot be read, or whose ``.gz`` is not the file compressed, is no page: the app
 renders it again. A tree written by other code (other templates: ``.stamp`` differs) is emptied
 when the app starts.
@@ -26,22 +30,24 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 from typing import Final
 
-from starlette.requests import Request
-from starlette.responses import Response
+from tournaments.arena.web._hardening import HEADERS, REPLAY_CSP
 
 __all__ = [
+    "CACHE_CONTROL",
     "KINDS",
     "MEMORY_BYTES",
     "PUBLIC",
+    "Head",
     "Page",
     "Tree",
+    "own_headers",
     "safe_segment",
-    "served",
     "stamped_files",
     "tree_stamp",
 ]
@@ -64,6 +70,8 @@ LEVEL: Final = 6
 """gzip's level for the ``.gz`` files (zlib's default: 9 makes them 1% smaller, 3x slower)."""
 CACHE_CONTROL: Final = "no-cache"
 """Every published page: a browser may keep it but asks each time (a 304 when unchanged)."""
+STRIPES: Final = 256
+"""Locks a tree's paths share (by hash): a disk read and a put of one path never interleave."""
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@~+-]{0,199}")
 _ARENA: Final = Path(__file__).parent.parent
 _STAMPED: Final = (
@@ -105,9 +113,28 @@ def tree_stamp(*sources: Path) -> str:
     return digest.hexdigest()
 
 
+Head = tuple[tuple[bytes, bytes], ...]
+"""An answer's headers as ASGI sends them."""
+
+
+def own_headers(rel: str) -> dict[str, str]:
+    """The headers of the file at ``rel`` besides every page's (as docs/arena.md's nginx
+    configuration gives them): a replay's own policy, the CSV download's name.
+
+    >>> own_headers("standings.csv")
+    {'content-disposition': 'attachment; filename="standings.csv"'}
+    """
+    if rel == "standings.csv":
+        return {"content-disposition": 'attachment; filename="standings.csv"'}
+    if rel.startswith("matches/") and rel.count("/") == 2:
+        return {"content-security-policy": REPLAY_CSP}
+    return {}
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One file of the tree, both encodings, and what it was rendered from."""
+    """One file of the tree, both encodings, what it was rendered from, and its answer's head
+    in each encoding (``own``: its path's own headers, :func:`own_headers`)."""
 
     body: bytes
     gz: bytes
@@ -116,6 +143,36 @@ class Page:
     tag: object = None
     """What it shows (a board's time and troubles), compared by the app; ``None``: read from
     disk, or final (a finished match)."""
+    own: tuple[tuple[str, str], ...] = ()
+    plain_head: Head = field(default=(), init=False, compare=False, repr=False)
+    """The head of a 200 with ``body`` (nginx's ``Accept-Ranges`` with it)."""
+    gz_head: Head = field(default=(), init=False, compare=False, repr=False)
+    """The head of a 200 with ``gz``."""
+    short_head: Head = field(default=(), init=False, compare=False, repr=False)
+    """What every answer of the page says (a 304's, a 206's besides its range), plain."""
+    gz_short_head: Head = field(default=(), init=False, compare=False, repr=False)
+    """What every answer of the page says, gzipped."""
+
+    def __post_init__(self) -> None:
+        for name, packed in (("plain", False), ("gz", True)):
+            short = self._short(packed)
+            size = len(self.gz if packed else self.body)
+            full = ((b"content-type", self.kind.encode()), (b"content-length", b"%d" % size))
+            tail = ((b"content-encoding", b"gzip"),) if packed else ((b"accept-ranges", b"bytes"),)
+            object.__setattr__(self, f"{name}_head", full + short + tail)
+            object.__setattr__(self, "gz_short_head" if packed else "short_head", short)
+
+    def _short(self, packed: bool) -> Head:
+        own = dict(self.own)
+        named = {
+            "etag": self.gz_etag if packed else self.etag,
+            "last-modified": formatdate(self.mtime, usegmt=True),
+            "cache-control": CACHE_CONTROL,
+            "vary": "Accept-Encoding",
+            **HEADERS,
+            **own,
+        }
+        return tuple((name.encode(), value.encode("latin-1")) for name, value in named.items())
 
     @property
     def etag(self) -> str:
@@ -135,13 +192,20 @@ def _etag(mtime: int, size: int) -> str:
 
 
 class Tree:
-    """The files under ``root``, a bounded part of them in memory; safe across threads."""
+    """The files under ``root``, a bounded part of them in memory; safe across threads.
+
+    A reader that misses memory reads the disk and keeps what it read under its path's lock
+    (one of :data:`STRIPES`), which a put holds while it writes and keeps: a page read before a
+    put can no longer be kept over the put's newer page (``reading``: a hook between the read and
+    the keep, for the test that interleaves them)."""
 
     def __init__(self, root: Path, stamp: str) -> None:
         self.root = root
         self._memory: OrderedDict[str, Page] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._paths = [threading.Lock() for _ in range(STRIPES)]
+        self.reading: Callable[[str], None] = _nothing
         if root.is_symlink() or (root.exists() and not root.is_dir()):
             root.unlink()  # not a tree of ours (rmtree would leave it, and mkdir then fail)
         marker = root / ".stamp"
@@ -156,35 +220,50 @@ class Tree:
 
     def get(self, rel: str) -> Page | None:
         """The file at ``rel`` (from memory, else from disk; ``None``: none that can be read)."""
+        page = self.peek(rel, touch=True)
+        if page is not None:
+            return page
+        with self._path_lock(rel):
+            return self._get_locked(rel)
+
+    def peek(self, rel: str, *, touch: bool = False) -> Page | None:
+        """The file at ``rel`` if it is in memory (never reads the disk: for the event loop;
+        ``touch``: counted as used, for the least-recently-used order)."""
         with self._lock:
             page = self._memory.get(rel)
-            if page is not None:
+            if page is not None and touch:
                 self._memory.move_to_end(rel)
-                return page
-        page = self._read(rel)
-        if page is not None:
-            self._keep(rel, page)
-        return page
-
-    def peek(self, rel: str) -> Page | None:
-        """The file at ``rel`` if it is in memory (never reads the disk: for the event loop)."""
-        with self._lock:
-            return self._memory.get(rel)
+            return page
 
     def put(self, rel: str, body: bytes, tag: object = None) -> Page:
         """Publish ``body`` at ``rel`` (unchanged bytes: the file stays as it is)."""
-        old = self.get(rel)
-        if old is not None and old.body == body:
-            page = Page(old.body, old.gz, old.kind, old.mtime, tag)
-        else:
-            try:
-                page = self._write(rel, body, tag, self._written_at(rel, old))
-            except OSError as error:  # a full disk: served from memory, written next time
-                _log.warning("%s not written to the published tree: %s", rel, error)
-                packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
-                mtime = max(int(time.time()), 1 + (0 if old is None else old.mtime))
-                page = Page(body, packed, KINDS[Path(rel).suffix], mtime, tag)
-        self._keep(rel, page)
+        with self._path_lock(rel):
+            old = self._get_locked(rel)
+            if old is not None and old.body == body:
+                page = self._page(rel, old.body, old.gz, old.mtime, tag)
+            else:
+                try:
+                    page = self._write(rel, body, tag, self._written_at(rel, old))
+                except OSError as error:  # a full disk: served from memory, written next time
+                    _log.warning("%s not written to the published tree: %s", rel, error)
+                    packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
+                    mtime = max(int(time.time()), 1 + (0 if old is None else old.mtime))
+                    page = self._page(rel, body, packed, mtime, tag)
+            self._keep(rel, page)
+            return page
+
+    def _path_lock(self, rel: str) -> threading.Lock:
+        return self._paths[hash(rel) % STRIPES]
+
+    def _get_locked(self, rel: str) -> Page | None:
+        """:meth:`get`, its path's lock held (memory again: a put may have kept it meanwhile)."""
+        page = self.peek(rel, touch=True)
+        if page is not None:
+            return page
+        page = self._read(rel)
+        self.reading(rel)
+        if page is not None:
+            self._keep(rel, page)
         return page
 
     def _keep(self, rel: str, page: Page) -> None:
@@ -197,6 +276,10 @@ class Tree:
                 _, dropped = self._memory.popitem(last=False)
                 self._bytes -= dropped.size
 
+    def _page(self, rel: str, body: bytes, packed: bytes, mtime: int, tag: object) -> Page:
+        own = tuple(own_headers(rel).items())
+        return Page(body, packed, KINDS[Path(rel).suffix], mtime, tag, own)
+
     def _read(self, rel: str) -> Page | None:
         path = self.root / rel
         try:
@@ -208,7 +291,7 @@ class Tree:
                 return None
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile):
             return None
-        return Page(body, packed, KINDS[path.suffix], mtime)
+        return self._page(rel, body, packed, mtime, None)
 
     def _written_at(self, rel: str, old: Page | None) -> int:
         """The time of the file at ``rel`` now, readable or not (0: none), so that a page put
@@ -227,7 +310,11 @@ class Tree:
         packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
         _write_atomically(Path(f"{path}.gz"), packed, mtime)
         _write_atomically(path, body, mtime)
-        return Page(body, packed, KINDS[path.suffix], mtime, tag)
+        return self._page(rel, body, packed, mtime, tag)
+
+
+def _nothing(rel: str) -> None:
+    """The default :attr:`Tree.reading` hook."""
 
 
 def _write_atomically(path: Path, data: bytes, mtime: int) -> None:
@@ -241,44 +328,3 @@ def _write_atomically(path: Path, data: bytes, mtime: int) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def _takes_gzip(request: Request) -> bool:
-    """Whether the client accepts gzip (``Accept-Encoding``, a ``q=0`` refusing it)."""
-    for part in request.headers.get("accept-encoding", "").lower().split(","):
-        name, _, params = part.partition(";")
-        if name.strip() == "gzip":
-            quality = params.strip().removeprefix("q=")
-            try:
-                return not params.strip() or float(quality) > 0
-            except ValueError:
-                return False
-    return False
-
-
-def _matches(request: Request, etag: str) -> bool:
-    """Whether ``If-None-Match`` names ``etag`` (weak comparison, as RFC 9110 asks)."""
-    given = request.headers.get("if-none-match")
-    if given is None:
-        return False
-    tags = [tag.strip().removeprefix("W/") for tag in given.split(",")]
-    return "*" in tags or etag in tags
-
-
-def served(request: Request, page: Page, headers: dict[str, str] | None = None) -> Response:
-    """A published page as the request asks for it: gzipped if it takes gzip, 304 if it holds
-    the ETag already; ``headers`` added (a replay's own policy, a download's name)."""
-    packed = _takes_gzip(request)
-    etag = page.gz_etag if packed else page.etag
-    head = {
-        "etag": etag,
-        "last-modified": formatdate(page.mtime, usegmt=True),
-        "cache-control": CACHE_CONTROL,
-        "vary": "Accept-Encoding",
-        **(headers or {}),
-    }
-    if _matches(request, etag):
-        return Response(status_code=304, headers=head)
-    if packed:
-        head["content-encoding"] = "gzip"
-    return Response(page.gz if packed else page.body, headers=head, media_type=page.kind)

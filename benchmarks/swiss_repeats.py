@@ -3,10 +3,10 @@
     python -m benchmarks.swiss_repeats [--events E] [--seed S]
 
 Each event seeds N bots in order and plays R rounds paired by ``swiss_round``; each tie's result
-is drawn at random (the first bot wins, draws or loses, each a third of the time), the same draws
-for both methods as far as their rounds agree. An event counts as *repeating* if any of its
-rounds pairs two bots that met before (and the table counts those pairings too). The shapes are the reviewer's (6
-bots x 4 rounds, 9 bots x 9 rounds) and the docs' (5 x 5, 7 x 7, 8 x 7).
+is drawn at random (the first bot wins, draws or loses, each a third of the time; the same seed
+for both methods). An event counts as *repeating* if any of its rounds pairs two bots that met
+before (the table counts those pairings too). The shapes are the reviewer's (6 bots x 4 rounds,
+9 bots), the docs' (5 x 5, 7 x 7, 8 x 7), and round robins played as a Swiss (N - 1 rounds).
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ tests/test_event_league.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -46,8 +48,8 @@ def event(tmp_path: Path, bots: int, **changes: Any) -> tuple[Arena, Store, Leag
     return arena, store, config
 
 
-def stored(store: Store) -> list[StoredRound]:
-    return [StoredRound.from_json(text, n) for n, text in enumerate(store.event_rounds("e"))]
+def stored(store: Store, name: str = "e") -> list[StoredRound]:
+    return [StoredRound.from_json(text, n) for n, text in enumerate(store.event_rounds(name))]
 
 
 def test_a_swiss_plays_its_rounds_one_after_another(tmp_path: Path) -> None:
@@ -432,3 +434,67 @@ def test_an_event_past_the_leagues_size_limit_is_refused(
     not (its first run would have built 40 million match rows in one transaction)."""
     with pytest.raises(LeagueError, match=r"could have .* matches; the limit is 250,000"):
         event(tmp_path, 4, **changes)
+
+
+def _upset_swiss(tmp_path: Path) -> tuple[Arena, Store, LeagueConfig]:
+    """Six bots seeded weakest first (the lower seed wins every tie), four rounds: pairing
+    method 1 has to repeat a pairing in round 4, method 2 does not."""
+    arena, store, _ = event(tmp_path, 6, format="swiss", rounds=4)
+    weakest_first = [f"b{index}" for index in reversed(range(6))]
+    data = {"name": "u", "seed": 1, "bots": weakest_first, "series_per_pairing": 2}
+    config = LeagueConfig.from_dict({**data, "format": "swiss", "rounds": 4})
+    create_league(store, config)
+    return arena, store, config
+
+
+def _pairings(rounds: list[StoredRound]) -> list[frozenset[str]]:
+    return [frozenset(tie.bots()) for kept in rounds for tie in kept.ties]
+
+
+def test_an_event_stored_by_method_1_verifies_and_resumes_as_method_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three rounds paired and played as the code before pairing versions stored them (method
+    1, no ``method`` in the round's JSON): they verify, and the run goes on with method 1, its
+    forced repeat included (method 2 would pair round 3 otherwise: a mismatch)."""
+    arena, store, config = _upset_swiss(tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr("tournaments.rounds.PAIRING_METHOD", 1)
+        for _ in range(3):
+            advance(store, "u")
+            run(arena, store, config, Stronger(2), advance=lambda: 0)
+    for number, kept in enumerate(stored(store, "u")):
+        old = {"seeds": list(kept.seeds), "ties": [[t.first, t.second] for t in kept.ties]}
+        store.db.execute(
+            "UPDATE event_rounds SET pairing = ? WHERE league = 'u' AND round = ?",
+            (json.dumps(old), number),
+        )
+    assert all("method" not in text for text in store.event_rounds("u"))
+    assert [kept.method for kept in stored(store, "u")] == [1, 1, 1]
+    assert check_rounds(store, "u") == []
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store, "u")
+    assert [kept.method for kept in rounds] == [1, 1, 1, 1]
+    assert len(_pairings(rounds)) - len(set(_pairings(rounds))) == 1  # method 1's repeat
+    assert event_state(store, "u").finished
+    assert check_rounds(store, "u") == []
+
+
+def test_a_new_event_is_paired_by_method_2_without_the_repeat(tmp_path: Path) -> None:
+    arena, store, config = _upset_swiss(tmp_path)
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store, "u")
+    assert [kept.method for kept in rounds] == [2, 2, 2, 2]
+    assert len(_pairings(rounds)) == len(set(_pairings(rounds))) == 12
+    assert check_rounds(store, "u") == []
+
+
+def test_a_round_of_another_method_or_an_unknown_one_is_damage(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    run(arena, store, config, Stronger(2))
+    second = stored(store)[1]
+    for method, said in ((1, "its method is not round 1's"), (7, "no pairing method 7")):
+        other = dataclasses.replace(second, method=method)
+        store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (other.to_json(),))
+        with pytest.raises(StoreDamaged, match=said):
+            event_state(store, "e")

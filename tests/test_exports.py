@@ -517,6 +517,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.sandbox": (),
     "tournaments.events": (
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SwissLine",
         "Tie",
         "TieResult",
@@ -532,6 +534,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "knockout_rounds",
     ),
     "tournaments.events.swiss": (
+        "FALLBACK_BUDGET",
+        "LOOKAHEAD_BUDGET",
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SEARCH_BUDGET",
         "SwissLine",
         "swiss_round",

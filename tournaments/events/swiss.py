@@ -22,10 +22,10 @@ an event keeps the one its first round was paired with, so a stored event re-pai
   a league) and no search runs out, **no round of the event repeats a pairing, whatever the
   results**: round 1 leaves room for all the others, and each round finds the room the one
   before left it. When even this round alone cannot avoid a repeat, the pairing is the one of
-  **fewest repeats** (the sum, over its ties, of the times the two have met; a bye costs the
-  byes its bot has had), the first in Monrad order among equals: branch and bound, exact when
-  it ends within :data:`FALLBACK_BUDGET` steps; past that, the best found, or version 1's
-  greedy pairing if it found none.
+  **fewest repeats** (the sum, over its ties, of the times the two have met), among those that
+  give the bye to a bot with the fewest byes (so a second bye only once every bot has had one,
+  as in version 1), the first in Monrad order among equals: a branch and bound, exact when it
+  ends within :data:`FALLBACK_BUDGET` steps; past that, the best it found.
 
 A round's pairing is a pure function of the seeds, the results before it, the rounds planned and
 the version (:func:`swiss_round`); the final standings (:func:`swiss_table`) rank by score, then
@@ -68,7 +68,7 @@ SEARCH_BUDGET: Final = 20_000
 """Version 1: steps of the search for a round without repeats before it allows them."""
 LOOKAHEAD_BUDGET: Final = 50_000
 """Version 2: steps of each look-ahead (one per number of rounds it leaves room for)."""
-FALLBACK_BUDGET: Final = 200_000
+FALLBACK_BUDGET: Final = 100_000
 """Version 2: steps of the search for the round of fewest repeats."""
 
 Played = Sequence[Sequence[TieResult]]
@@ -227,8 +227,9 @@ def _unmet(
     for other_index, other in enumerate(bots):
         if other_index == index:
             continue
-        fresh = _bye_cost(one, other, byes) == 0 if None in (one, other) else True
-        if one is not None and other is not None:
+        if one is None or other is None:
+            fresh = _bye_cost(one, other, byes) == 0
+        else:
             fresh = not met[one][other]
         mask |= fresh << other_index
     return mask
@@ -273,12 +274,14 @@ def _preferred(
 def _fewest(
     bots: list[str | None], met: dict[str, Counter[str]], byes: Counter[str]
 ) -> list[tuple[int, int]]:
-    """The round of fewest repeats (exact within :data:`FALLBACK_BUDGET` steps), else version
-    1's greedy round."""
+    """The round of fewest byes again, then fewest repeats (exact within
+    :data:`FALLBACK_BUDGET` steps; else the best found)."""
+    most = max((count for seen in met.values() for count in seen.values()), default=0)
+    weight = 1 + len(bots) // 2 * most  # a bye again costs more than any repeats of a round
 
     def cost(one: str | None, other: str | None) -> int:
         if one is None or other is None:
-            return _bye_cost(one, other, byes)
+            return weight * _bye_cost(one, other, byes)
         return met[one][other] if one != other else 0
 
     costs = [[cost(one, other) for other in bots] for one in bots]

@@ -457,8 +457,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.entry": ("main",),
     "tournaments.cli.event_view": (
+        "bracket_grid",
         "event_grid",
         "round_lines",
+        "rounds_grid",
     ),
     "tournaments.cli.league": (
         "ExecutorKind",

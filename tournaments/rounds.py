@@ -171,7 +171,7 @@ class EventState:
                 if played is not None and not tie.bye:
                     result = played[index]
                     entry |= {"points": result.points, "series": result.series}
-                    level = 2 * result.points == result.series
+                    level = result.match_points() == (0.5, 0.5)
                     winner = (
                         None if level and self.league.config.format == "swiss" else result.winner()
                     )
@@ -263,7 +263,7 @@ def tie_plan(
     met: Counter[frozenset[str]],
     results: dict[str, ResultRow],
 ) -> TiePlan:
-    """A tie's series and how far it is: ``series_per_pairing`` series, or with a knockout's
+    """A tie's series and how far it is: ``series_per_pairing`` series, or with an event's
     ``[sprt]`` one pair at a time until the test over its pairs decides or ``max_pairs`` are
     played. ``met`` counts the ties of each pairing so far (this one is added), so a pairing
     met again plays new series; ``results``: the event's, by match id."""

@@ -538,6 +538,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "tournaments.events.swiss": (
         "FALLBACK_BUDGET",
         "LOOKAHEAD_BUDGET",
+        "LOOKAHEAD_TOTAL",
         "PAIRING_METHOD",
         "PAIRING_METHODS",
         "SEARCH_BUDGET",

@@ -52,6 +52,7 @@ from tournaments.events.ties import Tie, TieResult
 __all__ = [
     "FALLBACK_BUDGET",
     "LOOKAHEAD_BUDGET",
+    "LOOKAHEAD_TOTAL",
     "PAIRING_METHOD",
     "PAIRING_METHODS",
     "SEARCH_BUDGET",
@@ -68,6 +69,9 @@ SEARCH_BUDGET: Final = 20_000
 """Version 1: steps of the search for a round without repeats before it allows them."""
 LOOKAHEAD_BUDGET: Final = 50_000
 """Version 2: steps of each look-ahead (one per number of rounds it leaves room for)."""
+LOOKAHEAD_TOTAL: Final = 250_000
+"""Version 2: steps of a round's look-aheads beyond the round itself, together (this round
+alone always has :data:`LOOKAHEAD_BUDGET` more)."""
 FALLBACK_BUDGET: Final = 100_000
 """Version 2: steps of the search for the round of fewest repeats."""
 
@@ -205,13 +209,18 @@ def _looking_ahead(
     without repeats (fewer when it cannot), else the one of fewest repeats."""
     bots: list[str | None] = [*order, None] if len(order) % 2 else list(order)
     adjacent = [_unmet(bots, index, met, byes) for index in range(len(bots))]
+    total = LOOKAHEAD_TOTAL  # the steps of every look-ahead beyond this round, together
     for room in range(after, -1, -1):
         if min(mask.bit_count() for mask in adjacent) <= room:
             continue  # some bot has not room rounds more of new opponents after this one
+        steps = LOOKAHEAD_BUDGET if room == 0 else min(LOOKAHEAD_BUDGET, total)
+        budget = Budget(steps)
         try:
-            pairs = _first_fit(adjacent, room, Budget(LOOKAHEAD_BUDGET))
+            pairs = _first_fit(adjacent, room, budget)
         except BudgetSpentError:
-            continue
+            pairs = None
+        if room:
+            total -= steps - max(budget.left, 0)
         if pairs is not None:
             return _ties(bots, pairs)
     return _ties(bots, _fewest(bots, met, byes))

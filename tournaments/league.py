@@ -309,9 +309,8 @@ def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
 
 def _rounds(kind: str, rounds: object, field: int, problems: list[str]) -> int:
     """A Swiss's rounds: at least 1, and no more than a round robin's (N - 1 for a field of N,
-    N when N is odd and each round has a bye). That does not make every round free of repeats:
-    pairing round by round without looking ahead can leave pairings no round completes
-    (docs/events.md)."""
+    N when N is odd and each round has a bye): so many that pairing method 2 pairs them all
+    without a repeat while its searches end within their budgets (docs/events.md)."""
     if kind == "knockout":
         if rounds is not None:
             problems.append("a knockout has no rounds: the bracket decides how many")

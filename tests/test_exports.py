@@ -457,8 +457,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.entry": ("main",),
     "tournaments.cli.event_view": (
+        "bracket_grid",
         "event_grid",
         "round_lines",
+        "rounds_grid",
     ),
     "tournaments.cli.league": (
         "ExecutorKind",
@@ -517,6 +519,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.sandbox": (),
     "tournaments.events": (
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SwissLine",
         "Tie",
         "TieResult",
@@ -532,6 +536,11 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "knockout_rounds",
     ),
     "tournaments.events.swiss": (
+        "FALLBACK_BUDGET",
+        "LOOKAHEAD_BUDGET",
+        "LOOKAHEAD_TOTAL",
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SEARCH_BUDGET",
         "SwissLine",
         "swiss_round",

@@ -55,7 +55,7 @@ from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary
 from tournaments.league import stored_league
 from tournaments.registry import Arena
 from tournaments.rounds import event_state
-from tournaments.store import BotRow, MatchState
+from tournaments.store import BotRow, MatchState, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).parent / "artifacts" / "arena"
@@ -89,6 +89,7 @@ class InProcessTables:
         self.store = store
         self.slots = slots
         self.played: list[str] = []
+        self.closed = False
         self.on_play: Callable[[MatchJob], None] = lambda _job: None
 
     @property
@@ -102,7 +103,7 @@ class InProcessTables:
         return 0
 
     async def aclose(self) -> None:
-        pass
+        self.closed = True
 
     async def play(self, job: MatchJob, *, sent: Callable[[], None] | None = None) -> MatchOutcome:
         match = self.store.match(job.match_id)
@@ -242,6 +243,31 @@ def test_the_freeze_takes_each_names_version_active_at_the_deadline(tmp_path: Pa
     assert league.resolved == ("alpha@2", "beta@1", "delta@1")
     assert (league.config.format, league.config.series_per_pairing) == ("knockout", 2)
     assert withdrawn(store, frozen) == {"delta@1": "retired: retired by its author"}
+
+
+def test_the_format_options_make_the_league(tmp_path: Path) -> None:
+    """A knockout with --max-pairs has sequential ties; a Swiss asked for more rounds than its
+    field allows plays as many as it allows; a round robin's matches are scheduled at once."""
+    cases = [
+        ("knockout", EventOptions(max_pairs=4, seeding="draw"), ("knockout", 0, "draw", 4, 2)),
+        ("swiss", EventOptions(rounds=9, pairs=2), ("swiss", 3, "draw", 0, 4)),
+        ("round-robin", EventOptions(pairs=3), ("round-robin", 0, "order", 0, 6)),
+    ]
+    for number, (kind, options, want) in enumerate(cases):
+        store = ArenaStore(Arena(tmp_path / f"home{number}").store_path)
+        for ident in ("alpha@1", "beta@1", "gamma@1", "delta@1"):
+            register(store, ident)
+        row = create_event(store, "finals", time.time() + 0.01, kind, options, now=time.time())
+        time.sleep(0.02)
+        assert freeze(store, row).phase is EventPhase.PLAYING
+        league = stored_league(store, "finals")
+        assert league is not None
+        config = league.config
+        got = (config.format, config.rounds, config.seeding, config.max_pairs)
+        assert (*got, config.series_per_pairing) == want
+        assert (config.sprt is not None) == (kind == "knockout")
+        scheduled = len(store.matches("finals"))
+        assert scheduled == (6 * 6 if kind == "round-robin" else 0)
 
 
 def test_too_small_a_field_is_not_played_and_nothing_else_is_written(tmp_path: Path) -> None:
@@ -420,9 +446,10 @@ def test_a_knockout_plays_at_its_deadline_and_its_download_verifies(tmp_path: Pa
         assert during
         first, last = tables.played.index(during[0]), tables.played.index(during[-1])
         assert not [m for m in tables.played[first:last] if not m.startswith("finals")]
-        with trio.fail_after(60):  # the ladder goes on after the event
+        with trio.fail_after(60):  # the ladder goes on after the event, on its executor
             while not [m for m in tables.played[last:] if not m.startswith("finals")]:
                 await trio.sleep(0.05)
+        assert not tables.closed  # lent to the event, not closed by it
         for _ in range(100):
             status, page = await site.get("/events/finals")
             if b"event.tar.gz" in page:
@@ -454,6 +481,14 @@ def test_a_knockout_plays_at_its_deadline_and_its_download_verifies(tmp_path: Pa
     assert ran.returncode == 0, ran.stdout + ran.stderr
     played = len(seen["matches"])
     assert f"{played} of {played} match logs verified" in ran.stdout
+    with tarfile.open(fileobj=io.BytesIO(seen["download"]), mode="r:gz") as archive:
+        archive.extractall(tmp_path / "fresh", filter="data")  # as downloaded, not verified yet
+    kept = Store(tmp_path / "fresh" / "finals" / "arena.sqlite")  # the event's alone
+    assert kept.leagues() == ["finals"]
+    tables_kept = {row[0] for row in kept.db.execute("SELECT name FROM sqlite_master")}
+    assert not tables_kept & {"authors", "tokens", "sessions", "entrants", "arena_events"}
+    secrets_kept = [row[0] for row in kept.db.execute("SELECT key FROM meta")]
+    assert not [key for key in secrets_kept if "ladder" in key]
     with pytest.MonkeyPatch.context() as patch:  # the league machinery reads the event
         patch.setenv("GIN_HOME", str(home))
         patch.setenv("COLUMNS", "200")

@@ -41,7 +41,7 @@ from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore, EntrantState, EventPhase, EventRow
 from tournaments.executors import Executor
 from tournaments.executors.worker import reason
-from tournaments.formats.records import MatchOutcome, MatchSummary, WorkerFailure
+from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary, WorkerFailure
 from tournaments.formats.seeds import league_bot_seeds
 from tournaments.league import (
     EVENT_MIN_BOTS,
@@ -67,6 +67,7 @@ __all__ = [
     "EventOptions",
     "EventRefused",
     "EventRunner",
+    "LentExecutor",
     "SnapshotBot",
     "WithdrawnSeat",
     "cancel_event",
@@ -382,6 +383,51 @@ def withdrawn(store: ArenaStore, row: EventRow) -> dict[str, str]:
     return out
 
 
+class LentExecutor:
+    """The arena's executor lent to an event's run: everything but its close, which is its
+    owner's (the ladder's, at the server's end: a Dask client closed after the event would
+    leave the ladder without its cluster)."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    @property
+    def slots(self) -> int:
+        """The owner's."""
+        return self.executor.slots
+
+    @slots.setter
+    def slots(self, slots: int) -> None:
+        self.executor.slots = slots
+
+    @property
+    def tables(self) -> int:
+        """The owner's."""
+        return self.executor.tables
+
+    @property
+    def sittings(self) -> bool:
+        """The owner's."""
+        return self.executor.sittings
+
+    async def play(
+        self, job: MatchJob, *, sent: Callable[[], None] | None = None
+    ) -> MatchOutcome | WorkerFailure:
+        """Played by the owner."""
+        return await self.executor.play(job, sent=sent)
+
+    async def capacity(self) -> int:
+        """The owner's."""
+        return await self.executor.capacity()
+
+    async def sweep(self) -> int:
+        """The owner's."""
+        return await self.executor.sweep()
+
+    async def aclose(self) -> None:
+        """Nothing: the executor stays its owner's, open."""
+
+
 class WithdrawnSeat:
     """The seat of a bot withdrawn from an event (retired or suspended since its deadline): it
     never starts, so the referee records a start-up failure and the series is forfeited, in a
@@ -531,7 +577,8 @@ async def _play(service: ArenaService, row: EventRow) -> None:
     with ladder.holding() if ladder is not None else nullcontext():
         while ladder is not None and ladder.in_flight:
             await trio.sleep(0.1)
-        executor = service.executor or (ladder.executor if ladder is not None else None)
+        shared = service.executor or (ladder.executor if ladder is not None else None)
+        executor = None if shared is None else LentExecutor(shared)
         runner = EventRunner(
             service.arena,
             service.store,

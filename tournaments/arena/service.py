@@ -58,7 +58,8 @@ class Event:
 
     id: int
     kind: str
-    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``."""
+    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``,
+    ``event`` (an arena event frozen, not played or finished)."""
     data: JsonObject
     """The event's payload, the one free-form field here: it goes out as JSON to the live
     pages' script as it is (``tournaments.arena.web``), and nothing in Python reads it back;

@@ -190,7 +190,7 @@ def _round_robin(
 
 
 _cache_lock = threading.Lock()
-_cache: dict[tuple[str, str], tuple[tuple[object, ...], bytes]] = {}
+_cache: dict[tuple[str, str, str], tuple[tuple[object, ...], bytes]] = {}
 
 
 async def event_page(request: Request) -> Response:
@@ -206,13 +206,9 @@ def _event_page(request: Request) -> Response:
     row = store.arena_event(name)
     if row is None:
         raise Refused(404, f"no event {name!r}")
-    key = (name, viewer.author or "")
-    version = (
-        row.phase,
-        row.changed_at,
-        store.counts(name).get(MatchState.DONE, 0),
-        web.troubles(),
-    )
+    key = (str(web.service.arena.home), name, viewer.author or "")
+    done = store.counts(name).get(MatchState.DONE, 0)
+    version = (row.phase, row.changed_at, done, tuple(withdrawn(store, row)), web.troubles())
     with _cache_lock:
         kept = _cache.get(key)
     if kept is not None and kept[0] == version:

@@ -346,16 +346,21 @@ class Site:
 
 
 def serve(
-    home: Path, check: Callable[[Site, InProcessTables], Awaitable[None]], *, ladder: bool = True
+    home: Path,
+    check: Callable[[Site, InProcessTables], Awaitable[None]],
+    *,
+    ladder: bool = True,
+    events: bool = True,
 ) -> None:
-    """Serve ``home`` with the in-process tables, its events polled often, and run ``check``."""
+    """Serve ``home`` with the in-process tables (playing its events, unless ``events`` is
+    false) and run ``check``."""
 
     async def main() -> None:
         arena = Arena(home)
         store = ArenaStore(arena.store_path)
         tables = InProcessTables(store)
         service = ArenaService(
-            arena, store, jobs=2, executor=cast(Any, tables), seed=3, ladder=ladder
+            arena, store, jobs=2, executor=cast(Any, tables), seed=3, ladder=ladder, events=events
         )
         async with trio.open_nursery() as nursery:
             await nursery.start(service.run)
@@ -537,6 +542,20 @@ def test_an_upload_after_the_deadline_is_told_it_plays_in_the_ladder_only(tmp_pa
     status, body = seen[0]
     assert status == 202, body
     assert json.loads(body)["event"].endswith("this upload plays in the ladder only")
+
+
+def test_a_server_that_plays_nothing_freezes_no_event(tmp_path: Path) -> None:
+    """``--no-ladder`` plays nothing: the server beside it that plays the ladder freezes and
+    plays the event (two playing it would meet at its league's lock)."""
+    home = event_home(tmp_path, "round-robin", EventOptions(), lead=0.1)
+
+    async def check(site: Site, _tables: InProcessTables) -> None:
+        await trio.sleep(0.8)
+        row = site.service.store.arena_event("finals")
+        assert row is not None
+        assert row.phase is EventPhase.SCHEDULED
+
+    serve(home, check, ladder=False, events=False)
 
 
 def test_a_server_stopped_mid_event_resumes_and_counts_nothing_twice(tmp_path: Path) -> None:

@@ -343,6 +343,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "EventOptions",
         "EventRefused",
         "EventRunner",
+        "LentExecutor",
         "SnapshotBot",
         "WithdrawnSeat",
         "cancel_event",

@@ -54,7 +54,7 @@ from tournaments.league import (
 )
 from tournaments.registry import Arena, parse_spec
 from tournaments.rounds import event_state
-from tournaments.runner import LeagueRunner, Listener
+from tournaments.runner import LeagueBusy, LeagueRunner, Listener
 from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState
 
@@ -589,4 +589,8 @@ async def _play(service: ArenaService, row: EventRow) -> None:
             listener=service.progressed,
             executor=executor,
         )
-        await runner.run()
+        try:
+            await runner.run()
+        except LeagueBusy:  # played elsewhere (gin league run NAME, say): look again later
+            _log.warning("event %s is being played by another process", row.name)
+            await trio.sleep(RETRY_S)

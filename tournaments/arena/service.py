@@ -147,9 +147,11 @@ class ArenaService:
         time_control: TimeControl | None = None,
         seed: int | None = None,
         ladder: bool = True,
+        events: bool | None = None,
     ) -> None:
         """``checker`` runs the conformance kit on each upload (``None``: none, for tests of
-        trusted code only); ``ladder=False`` serves pages and takes uploads without playing."""
+        trusted code only); ``ladder=False`` serves pages and takes uploads without playing;
+        ``events``: whether it freezes and plays the arena's events (``None``: as ``ladder``)."""
         from tournaments.arena.intake import Intake  # noqa: PLC0415 - intake uses this module
 
         self.arena = arena
@@ -175,6 +177,7 @@ class ArenaService:
         self._board_wanted = trio.Event()
         self._board_wanted.set()  # the first board at once
         self.ladder: Ladder | None = None
+        self.plays_events = ladder if events is None else events
         if ladder:
             self.ladder = Ladder(
                 arena,
@@ -201,7 +204,8 @@ class ArenaService:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._refresh_board)
             nursery.start_soon(self.intake.run)
-            nursery.start_soon(self._run_events, run_events)
+            if self.plays_events:
+                nursery.start_soon(self._run_events, run_events)
             if self.ladder is not None:
                 nursery.start_soon(self._run_ladder, self.ladder)
             task_status.started()

@@ -444,6 +444,7 @@ def test_a_knockout_plays_at_its_deadline_and_its_download_verifies(tmp_path: Pa
         status, page = await site.get("/events/finals")
         assert status == 200
         assert b"scheduled" in page
+        assert b'http-equiv="refresh"' in page  # followed live until it is over
         await phase_of(site, "finals", EventPhase.FINISHED)
         ladder = site.service.ladder
         assert ladder is not None
@@ -482,6 +483,7 @@ def test_a_knockout_plays_at_its_deadline_and_its_download_verifies(tmp_path: Pa
             f"/matches/{match_id}/replay" in page
         )
     assert 'href="/events/finals"' in seen["board"]
+    assert 'http-equiv="refresh"' not in page
     ran = verify_offline(seen["download"], tmp_path, "finals")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     played = len(seen["matches"])

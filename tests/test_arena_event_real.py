@@ -41,7 +41,9 @@ def servers() -> Iterator[list[Server]]:
 
 def fetch(url: str, path: str) -> tuple[int, bytes]:
     address = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+    connection = http.client.HTTPConnection(
+        address.hostname or "127.0.0.1", address.port, timeout=60
+    )
     try:
         connection.request("GET", path)
         response = connection.getresponse()

@@ -610,6 +610,30 @@ def test_a_server_stopped_mid_event_resumes_and_counts_nothing_twice(tmp_path: P
     assert ran.returncode == 0, ran.stdout + ran.stderr
 
 
+def test_an_event_frozen_by_a_server_that_died_then_is_played_by_the_next(
+    tmp_path: Path,
+) -> None:
+    """Killed between the freeze and the first match: the next start plays the frozen field
+    (a bot uploaded since does not get in)."""
+    home = event_home(tmp_path, "knockout", EventOptions(), lead=0.05)
+    time.sleep(0.1)
+    store = ArenaStore(Arena(home).store_path)
+    row = store.arena_event("finals")
+    assert row is not None
+    frozen = freeze(store, row)  # what the server wrote before it died
+    register(store, "zulu@1.0")  # entered after the deadline
+    store.close()
+
+    async def check(site: Site, _tables: InProcessTables) -> None:
+        await phase_of(site, "finals", EventPhase.FINISHED)
+
+    serve(home, check, ladder=False)
+    store = ArenaStore(Arena(home).store_path)
+    state = event_state(store, "finals")
+    assert state.finished
+    assert set(state.seeds) == {bot.ident for bot in snapshot_of(frozen)} == set(FIELD)
+
+
 def test_a_bot_retired_mid_event_forfeits_its_remaining_ties(tmp_path: Path) -> None:
     home = event_home(tmp_path, "round-robin", EventOptions(), lead=0.5)
     seen: dict[str, Any] = {}

@@ -632,6 +632,17 @@ def test_an_event_frozen_by_a_server_that_died_then_is_played_by_the_next(
     state = event_state(store, "finals")
     assert state.finished
     assert set(state.seeds) == {bot.ident for bot in snapshot_of(frozen)} == set(FIELD)
+    download = bundle_path(Arena(home), "finals")
+    download.unlink()  # as if killed after the event's end, before its download was made
+    store.close()
+
+    async def again(site: Site, _tables: InProcessTables) -> None:
+        with trio.fail_after(60):
+            while (await site.get("/events/finals/event.tar.gz"))[0] != 200:
+                await trio.sleep(0.05)
+
+    serve(home, again, ladder=False)
+    assert download.is_file()
 
 
 def test_a_bot_retired_mid_event_forfeits_its_remaining_ties(tmp_path: Path) -> None:

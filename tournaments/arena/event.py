@@ -37,6 +37,7 @@ from referee.match import MatchConfig, play_match
 from referee.matchlog import MatchLog
 from referee.rules import Action, greedy_policy
 from referee.seats import BotIdentity, Decision, InProcessSeat, Seat, SeatEvent, Welcome
+from tournaments.arena.bundle import bundle_path
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore, EntrantState, EventPhase, EventRow
 from tournaments.executors import Executor
@@ -545,6 +546,9 @@ async def run_events(
 ) -> None:
     """The server's events until cancelled: wait for the deadline, freeze, play, finish."""
     store = service.store
+    for done in store.arena_events():  # killed after an event's end, before its download
+        if done.phase is EventPhase.FINISHED and not bundle_path(service.arena, done.name).exists():
+            await trio.to_thread.run_sync(service.event_finished, done.name)
     while True:
         row = open_event(store)
         now = clock()

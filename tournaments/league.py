@@ -80,6 +80,7 @@ from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
+    "EVENT_MIN_BOTS",
     "MAX_LEAGUE_MATCHES",
     "NAME_PATTERN",
     "LeagueConfig",

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -62,7 +62,8 @@ class Event:
 
     id: int
     kind: str
-    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``."""
+    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``,
+    ``event`` (an arena event frozen, not played or finished)."""
     data: JsonObject
     """The event's payload, the one free-form field here: it goes out as JSON to the live
     pages' script as it is (``tournaments.arena.web``), and nothing in Python reads it back;
@@ -150,13 +151,20 @@ class ArenaService:
         time_control: TimeControl | None = None,
         seed: int | None = None,
         ladder: bool = True,
+        events: bool | None = None,
     ) -> None:
         """``checker`` runs the conformance kit on each upload (``None``: none, for tests of
-        trusted code only); ``ladder=False`` serves pages and takes uploads without playing."""
+        trusted code only); ``ladder=False`` serves pages and takes uploads without playing;
+        ``events``: whether it freezes and plays the arena's events (``None``: as ``ladder``)."""
         from tournaments.arena.intake import Intake  # noqa: PLC0415 - intake uses this module
 
         self.arena = arena
         self.store = store
+        self.jobs = jobs
+        self.strict = strict
+        self.executor = executor
+        """The executor given (``None``: the ladder's own local pool); an event plays on it."""
+        self.time_control = time_control
         self.events = EventHub()
         self.board = Board.empty()
         self.board_seconds = 0.0
@@ -168,12 +176,15 @@ class ArenaService:
         """Why the board is older than the store (empty: it is not)."""
         self.ladder_error = ""
         """Why the ladder stopped (empty: it plays, or was never started)."""
+        self.event_error = ""
+        """Why the events stopped (empty: they did not)."""
         self._running: dict[str, LiveMatch] = {}
         """The matches in flight, by id (what the live page shows)."""
         self._local = threading.local()
         self._board_wanted = trio.Event()
         self._board_wanted.set()  # the first board at once
         self.ladder: Ladder | None = None
+        self.plays_events = ladder if events is None else events
         if ladder:
             self.ladder = Ladder(
                 arena,
@@ -194,11 +205,15 @@ class ArenaService:
     # --- running -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Run the ladder, the intake and the board's refresh until cancelled."""
+        """Run the ladder, the intake, the board's refresh and the events until cancelled."""
+        from tournaments.arena.event import run_events  # noqa: PLC0415 - it uses this module
+
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._refresh_board)
                 nursery.start_soon(self.intake.run)
+                if self.plays_events:
+                    nursery.start_soon(self._run_events, run_events)
                 if self.ladder is not None:
                     nursery.start_soon(self._run_ladder, self.ladder)
                 task_status.started()
@@ -219,6 +234,26 @@ class ArenaService:
             self.ladder_error = f"the ladder stopped: {error}"
             self.events.publish("stopped", {"why": self.ladder_error})
             self.want_board()  # its pages say so
+
+    async def _run_events(self, run: Callable[[ArenaService], Awaitable[None]]) -> None:
+        """The events until cancelled; one that fails is logged and said, as the ladder's."""
+        try:
+            await run(self)
+        except LeagueBusy:
+            raise
+        except Exception as error:  # said on the pages, logged in full
+            _log.exception("the events stopped")
+            self.event_error = f"the event stopped: {error}"
+            self.events.publish("stopped", {"why": self.event_error})
+
+    def event_finished(self, name: str) -> None:
+        """An event just finished: its download is made (in a worker thread)."""
+        from tournaments.arena.bundle import write_bundle  # noqa: PLC0415 - it uses this module
+
+        try:
+            write_bundle(self.reader(), self.arena, name)
+        except Exception:  # the page offers none; the event's results stand
+            _log.exception("the download of event %s could not be made", name)
 
     def reader(self) -> ArenaStore:
         """This thread's own connection to the store (for reads off the trio thread)."""
@@ -300,6 +335,10 @@ class ArenaService:
     def want_board(self) -> None:
         """Ask for a fresh board (coalesced: one computation at a time)."""
         self._board_wanted.set()
+
+    def progressed(self, progress: Progress) -> None:
+        """A runner's progress (the ladder's, an event's): matches started or ended, as events."""
+        self._progress(progress)
 
     def _progress(self, progress: Progress) -> None:
         """The ladder's progress: matches that started or ended, as events."""

@@ -30,7 +30,15 @@ from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
 from tournaments.store import BotRow, MatchRow
 
-__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch", "Publisher"]
+__all__ = [
+    "MAX_LISTENERS",
+    "REFRESH_SHARE",
+    "ArenaRefusal",
+    "ArenaService",
+    "Event",
+    "LiveMatch",
+    "Publisher",
+]
 
 
 _log = logging.getLogger("gin.arena")

@@ -361,6 +361,17 @@ class ArenaStore(Store):
             )
         return cursor.rowcount > 0
 
+    def recent_states(self, league: str, ident: str, limit: int) -> list[tuple[str, str]]:
+        """The match id and state of a bot's latest matches in a league, newest first: what
+        :meth:`matches_of` gives, without making its rows (a bot's page's, at each board)."""
+        rows = self.db.execute(
+            "SELECT match_id, state FROM (SELECT rowid AS k, match_id, state FROM matches"
+            " WHERE seat0 = ?1 AND league = ?2 UNION ALL SELECT rowid AS k, match_id, state"
+            " FROM matches WHERE seat1 = ?1 AND league = ?2) ORDER BY k DESC LIMIT ?3",
+            (ident, league, limit),
+        ).fetchall()
+        return [(str(row[0]), str(row[1])) for row in rows]
+
     def entrants(self, state: EntrantState | None = None) -> list[Entrant]:
         """The ladder's bots, in the order they entered."""
         query, args = "SELECT * FROM entrants", tuple[str, ...]()

@@ -40,7 +40,7 @@ from starlette.responses import JSONResponse
 
 import tournaments.views.replay_html as replay_module
 from referee.replay import LogReadError
-from tournaments.arena.board import Board
+from tournaments.arena.board import Board, BoardRow
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.privacy import redacted_replay
 from tournaments.arena.store import ArenaStore
@@ -50,7 +50,6 @@ from tournaments.arena.web._filters import num
 from tournaments.arena.web._pages import RECENT_MATCHES, render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
 from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
-from tournaments.stats.standings import Pairwise
 from tournaments.views.replay_html import replay_html
 
 __all__ = ["MATCH_PAGES", "REPLAYS", "Published"]
@@ -82,8 +81,8 @@ class Published:
         self._kept: OrderedDict[str, None] = OrderedDict()
         """The matches whose pages are in the tree, the one published last at the end."""
         self._kept_lock = threading.Lock()
-        self._bot_shows: dict[str, object] = {}
-        """What each bot's page in the tree shows (:meth:`_bot_shows_now`), as last rendered."""
+        self._bot_pages: dict[str, object] = {}
+        """What each bot's page in the tree shows (:func:`_bot_shows`), as last rendered."""
         self.bot_pages_rendered = 0
         """Bot pages rendered after boards so far (the others were unchanged)."""
         self._jobs.put(("kept", ()))  # the tree's matches, from disk, first
@@ -110,7 +109,7 @@ class Published:
         store = self.web.service.reader()
         for row in board.rows:
             if safe_segment(row.ident):
-                self._publish_bot_if_changed(store, row.ident, board)
+                self._publish_bot_if_changed(store, row, board)
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: only queued)."""
@@ -219,29 +218,17 @@ class Published:
             return None
         return self.tree.put(f"bots/{ident}.html", bytes(page.body), tag)
 
-    def _publish_bot_if_changed(self, store: ArenaStore, ident: str, board: Board) -> None:
-        shows = self._bot_shows_now(store, ident, board)
+    def _publish_bot_if_changed(self, store: ArenaStore, row: BoardRow, board: Board) -> None:
+        ident = row.ident
+        shows = _bot_shows(store, row, self.web.troubles())
         rel = f"bots/{ident}.html"
-        page = self.tree.get(rel) if self._bot_shows.get(ident) == shows else None
+        page = self.tree.get(rel) if self._bot_pages.get(ident) == shows else None
         if page is not None:
             self.tree.put(rel, page.body, self._tag(board))  # the same bytes: only its tag
             return
         self.bot_pages_rendered += 1
         if self._publish_bot(store, ident, board) is not None:
-            self._bot_shows[ident] = shows
-
-    def _bot_shows_now(self, store: ArenaStore, ident: str, board: Board) -> object:
-        """What a bot's page shows of ``board`` and the store, as the page writes it (its
-        rating plot follows its series, its faults its matches' states), without rendering it."""
-        row = board.row(ident)
-        line: tuple[object, ...] | None = None
-        if row is not None:
-            line = (row.state, row.reason, row.author, row.series, f"{row.score:.3f}", row.faults)
-            line += (num(row.rating), num(row.low), num(row.high))
-        against = [_against(pair) for pair in self.web.pairwise_of(board, ident)]
-        matches = [(m.match_id, m.state) for m in store.matches_of(LADDER, ident, RECENT_MATCHES)]
-        versions = [bot.ident for bot in store.bots(ident.partition("@")[0])]
-        return (line, against, matches, versions, self.web.troubles())
+            self._bot_pages[ident] = shows
 
     def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
         tag = self.web.troubles()
@@ -334,10 +321,15 @@ class Published:
                 self._publish_replays(store, match_id)
 
 
-def _against(pair: Pairwise) -> tuple[object, ...]:
-    """A bot's line against an opponent as its page writes it."""
-    counts = (pair.opponent, pair.series, pair.wins, pair.draws, pair.losses)
-    return (*counts, f"{pair.score:.3f}", num(pair.elo), num(pair.elo_low), num(pair.elo_high))
+def _bot_shows(store: ArenaStore, row: BoardRow, troubles: tuple[str, ...]) -> object:
+    """What a bot's page shows, as the page writes it, without rendering it: its line (its
+    rating plot gets a point, and its lines against each opponent change, only with its
+    series), its recent matches' states (its faults follow them), its versions, the troubles."""
+    line = (row.state, row.reason, row.author, row.series, f"{row.score:.3f}", row.faults)
+    rating = (num(row.rating), num(row.low), num(row.high))
+    matches = store.recent_states(LADDER, row.ident, RECENT_MATCHES)
+    versions = [bot.ident for bot in store.bots(row.name)]
+    return (line, rating, matches, versions, troubles)
 
 
 def _final(store: ArenaStore, match_id: str) -> bool:

@@ -47,7 +47,7 @@ from tournaments.arena.web import (
 )
 from tournaments.registry import Arena
 from tournaments.runner import Progress
-from tournaments.store import MatchRow
+from tournaments.store import MatchRow, MatchState
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
 
@@ -392,6 +392,7 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
             for path in paths:
                 await assert_alike(site, front, path)
             await assert_proxied(site, front, built)
+            await assert_pruned_goes_to_the_app(site, front, built.played[3])
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -431,6 +432,21 @@ async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
     assert (held.status, held.headers.get("x-served-by")) == (200, "gin arena")
     missing = await nginx.get("/matches/no-such-match/replay?seat=7")
     assert missing.status == 404
+
+
+async def assert_pruned_goes_to_the_app(app: Site, nginx: Site, match: str) -> None:
+    """A match whose files left the tree (older than the last MATCH_PAGES): nginx passes it to
+    the app, which renders and publishes it again; nginx serves it from then on."""
+    tree = published(app.service).tree
+    tree.put(f"matches/{match}.html", (await app.get(f"/matches/{_page(match)}")).body)
+    tree.remove(f"matches/{match}.html")
+    assert not (tree.root / "matches" / f"{match}.html").exists()
+    gone = await nginx.get(f"/matches/{_page(match)}")
+    assert (gone.status, gone.headers.get("x-served-by")) == (200, "gin arena")
+    assert (tree.root / "matches" / f"{match}.html").exists()
+    back = await nginx.get(f"/matches/{_page(match)}")
+    assert (back.status, back.body) == (200, gone.body)
+    assert "x-served-by" not in back.headers
 
 
 @pytest.mark.parametrize("planted", ["file", "dangling link"])
@@ -532,11 +548,12 @@ def test_the_tree_keeps_only_the_latest_matches_pages(
 
 
 def test_a_boards_bot_pages_are_rendered_only_when_they_change(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every board rendered every bot's page again (seconds of a core at 1,000 bots): a board
     that changes nothing a bot's page shows renders none, and the page is still served from the
-    tree for the new board; a bot that changes gets its page again, alone."""
+    tree for the new board; a bot that changes gets its page again, alone, and so do the two
+    bots of a match that started."""
     from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to count its calls
 
     rendered: list[str] = []
@@ -572,6 +589,12 @@ def test_a_boards_bot_pages_are_rendered_only_when_they_change(
         await next_board(site)
         assert rendered == ["alpha@1.0"]
         assert "retired by alice" in (await site.get("/bots/alpha@1.0")).text
+        rendered.clear()
+        service.store.mark(built.pending, MatchState.RUNNING)  # beta against gamma, started
+        await next_board(site)
+        assert sorted(rendered) == ["beta@1.0", "gamma@1.0"]
+        running = (await site.get("/bots/gamma@1.0")).text.split("Recent matches", 1)[1]
+        assert "running" in running
 
     serve_home(home, check)
 

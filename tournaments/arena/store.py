@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from tournaments.store import Store, StoreDamaged
+from tournaments.store import MatchState, Store, StoreDamaged
 
 __all__ = [
     "ARENA_TABLES",
@@ -361,16 +361,17 @@ class ArenaStore(Store):
             )
         return cursor.rowcount > 0
 
-    def recent_states(self, league: str, ident: str, limit: int) -> list[tuple[str, str]]:
-        """The match id and state of a bot's latest matches in a league, newest first: what
-        :meth:`matches_of` gives, without making its rows (a bot's page's, at each board)."""
+    def open_or_newer(self, league: str, after: int) -> list[tuple[int, str, str, str, str]]:
+        """A league's matches scheduled after row number ``after`` and those not finished
+        (pending or running): row number, id, seats and state of each. What tells, once a
+        board, whose recent matches changed since the last (one query, not one a bot)."""
+        columns = "SELECT rowid, match_id, seat0, seat1, state FROM matches"
         rows = self.db.execute(
-            "SELECT match_id, state FROM (SELECT rowid AS k, match_id, state FROM matches"
-            " WHERE seat0 = ?1 AND league = ?2 UNION ALL SELECT rowid AS k, match_id, state"
-            " FROM matches WHERE seat1 = ?1 AND league = ?2) ORDER BY k DESC LIMIT ?3",
-            (ident, league, limit),
+            f"{columns} WHERE rowid > ?2 AND league = ?1"
+            f" UNION {columns} WHERE league = ?1 AND state IN (?3, ?4)",
+            (league, after, MatchState.PENDING.value, MatchState.RUNNING.value),
         ).fetchall()
-        return [(str(row[0]), str(row[1])) for row in rows]
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
 
     def entrants(self, state: EntrantState | None = None) -> list[Entrant]:
         """The ladder's bots, in the order they entered."""

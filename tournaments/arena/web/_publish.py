@@ -47,9 +47,10 @@ from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import Viewer
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import num
-from tournaments.arena.web._pages import RECENT_MATCHES, render_board, render_bot, render_match
+from tournaments.arena.web._pages import render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
 from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
+from tournaments.store import MatchState
 from tournaments.views.replay_html import replay_html
 
 __all__ = ["MATCH_PAGES", "REPLAYS", "Published"]
@@ -59,6 +60,7 @@ _log = logging.getLogger("gin.arena.web")
 REPLAYS: Final = {None: "replay.html", 0: "replay-0.html", 1: "replay-1.html"}
 """A match's replay files, by the seat whose view each is (``None``: the referee's)."""
 _STOP: Final = ("stop", ())
+_OPEN: Final = (MatchState.PENDING.value, MatchState.RUNNING.value)
 MATCH_PAGES: Final = 1000
 """The finished matches whose pages the tree keeps: those published last (about 90 MB)."""
 
@@ -83,6 +85,10 @@ class Published:
         self._kept_lock = threading.Lock()
         self._bot_pages: dict[str, object] = {}
         """What each bot's page in the tree shows (:func:`_bot_shows`), as last rendered."""
+        self._last_match = 0
+        """The last row of the ladder's matches :meth:`_matches_moved` has seen."""
+        self._open: dict[str, tuple[str, tuple[str, str]]] = {}
+        """The ladder's matches not finished at the last board: the state and seats of each."""
         self.bot_pages_rendered = 0
         """Bot pages rendered after boards so far (the others were unchanged)."""
         self._jobs.put(("kept", ()))  # the tree's matches, from disk, first
@@ -107,9 +113,32 @@ class Published:
         if board is not self._latest:
             return  # a newer board's pages come
         store = self.web.service.reader()
+        moved = self._matches_moved(store)
+        versions: dict[str, list[str]] = {}
+        for bot in store.bots():
+            versions.setdefault(bot.name, []).append(bot.ident)
+        troubles = self.web.troubles()
         for row in board.rows:
             if safe_segment(row.ident):
-                self._publish_bot_if_changed(store, row, board)
+                shows = _bot_shows(row, versions.get(row.name, []), troubles)
+                self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved)
+
+    def _matches_moved(self, store: ArenaStore) -> set[str]:
+        """The bots whose recent matches changed since the last board: in a match scheduled
+        since, or in one not finished then whose state is another now."""
+        last, now = self._last_match, dict[str, tuple[str, tuple[str, str]]]()
+        moved: set[str] = set()
+        for number, match_id, seat0, seat1, state in store.open_or_newer(LADDER, last):
+            if number > last or self._open.get(match_id, (state,))[0] != state:
+                moved.update((seat0, seat1))
+            if state in _OPEN:
+                now[match_id] = (state, (seat0, seat1))
+            self._last_match = max(self._last_match, number)
+        for match_id, (_, seats) in self._open.items():
+            if match_id not in now:  # finished since
+                moved.update(seats)
+        self._open = now
+        return moved
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: only queued)."""
@@ -218,11 +247,14 @@ class Published:
             return None
         return self.tree.put(f"bots/{ident}.html", bytes(page.body), tag)
 
-    def _publish_bot_if_changed(self, store: ArenaStore, row: BoardRow, board: Board) -> None:
-        ident = row.ident
-        shows = _bot_shows(store, row, self.web.troubles())
+    def _publish_bot_if_changed(
+        self, store: ArenaStore, ident: str, board: Board, shows: object, moved: bool
+    ) -> None:
+        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``;
+        else its file kept, tagged with ``board``."""
         rel = f"bots/{ident}.html"
-        page = self.tree.get(rel) if self._bot_pages.get(ident) == shows else None
+        same = not moved and self._bot_pages.get(ident) == shows
+        page = self.tree.get(rel) if same else None
         if page is not None:
             self.tree.put(rel, page.body, self._tag(board))  # the same bytes: only its tag
             return
@@ -321,15 +353,14 @@ class Published:
                 self._publish_replays(store, match_id)
 
 
-def _bot_shows(store: ArenaStore, row: BoardRow, troubles: tuple[str, ...]) -> object:
-    """What a bot's page shows, as the page writes it, without rendering it: its line (its
-    rating plot gets a point, and its lines against each opponent change, only with its
-    series), its recent matches' states (its faults follow them), its versions, the troubles."""
+def _bot_shows(row: BoardRow, versions: list[str], troubles: tuple[str, ...]) -> object:
+    """What a bot's page shows of a board, as the page writes it, without rendering it: its
+    line (its rating plot gets a point, and its lines against each opponent change, only with
+    its series), its versions, the troubles; its recent matches and their faults are told
+    apart (:meth:`Published._matches_moved`)."""
     line = (row.state, row.reason, row.author, row.series, f"{row.score:.3f}", row.faults)
     rating = (num(row.rating), num(row.low), num(row.high))
-    matches = store.recent_states(LADDER, row.ident, RECENT_MATCHES)
-    versions = [bot.ident for bot in store.bots(row.name)]
-    return (line, rating, matches, versions, troubles)
+    return (line, rating, versions, troubles)
 
 
 def _final(store: ArenaStore, match_id: str) -> bool:

@@ -30,7 +30,15 @@ from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
 from tournaments.store import BotRow, MatchRow, MatchState
 
-__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch", "Publisher"]
+__all__ = [
+    "MAX_LISTENERS",
+    "REFRESH_SHARE",
+    "ArenaRefusal",
+    "ArenaService",
+    "Event",
+    "LiveMatch",
+    "Publisher",
+]
 
 
 _log = logging.getLogger("gin.arena")
@@ -122,6 +130,10 @@ class Publisher(Protocol):
     def board_computed(self, board: Board) -> None:
         """A board just computed, before it is shown (called in a worker thread)."""
 
+    def board_shown(self, board: Board) -> None:
+        """A board just shown: the rest of its pages (called in a worker thread, its time
+        counted in the board's refresh)."""
+
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: it must not block)."""
 
@@ -172,6 +184,8 @@ class ArenaService:
         self.board_process = BoardProcess(arena.store_path)
         """Where a big ladder's fit runs (started when first needed: see :meth:`_compute`)."""
         self._fit_apart = False
+        self.publish_seconds = 0.0
+        """How long the pages of the last board took to publish after it was shown."""
         self.board_error = ""
         """Why the board is older than the store (empty: it is not)."""
         self.ladder_error = ""
@@ -180,6 +194,9 @@ class ArenaService:
         """Why the events stopped (empty: they did not)."""
         self._running: dict[str, LiveMatch] = {}
         """The matches in flight, by id (what the live page shows)."""
+        self._held: dict[str, JsonObject] = {}
+        """The ``finished`` events of first legs whose mirror leg is still to be recorded, by
+        match id: sent with the pair (what a first leg says is held until then)."""
         self._local = threading.local()
         self._board_wanted = trio.Event()
         self._board_wanted.set()  # the first board at once
@@ -267,7 +284,7 @@ class ArenaService:
         """Recompute the board whenever a pair ended (or bots came or went) since the last: after
         every pair, on a ladder whose fit takes milliseconds; on a big one (a fit of seconds), at
         most once per :data:`REFRESH_SHARE` of the time, so the fit never takes more than that
-        share of a core from the matches."""
+        share of a core from the matches (its pages' publishing counted in)."""
         while True:
             await self._board_wanted.wait()
             self._board_wanted = trio.Event()
@@ -293,7 +310,20 @@ class ArenaService:
                     if row.rating is not None
                 }
             self.events.publish("board", {"series": board.series, "bots": len(board.rows)})
-            await trio.sleep(self.board_seconds * (1 / REFRESH_SHARE - 1))
+            self.publish_seconds = await self._board_shown(board)
+            spent = self.board_seconds + self.publish_seconds
+            await trio.sleep(spent * (1 / REFRESH_SHARE - 1))
+
+    async def _board_shown(self, board: Board) -> float:
+        """Tell the publisher of the board now shown, in a thread; the seconds it took."""
+        if self.publisher is None:
+            return 0.0
+        started = trio.current_time()
+        try:
+            await trio.to_thread.run_sync(self.publisher.board_shown, board)
+        except Exception:  # a full disk, a damaged row: the pages are rendered on request
+            _log.exception("the leaderboard's bot pages could not be published")
+        return trio.current_time() - started
 
     async def _next_board(self) -> Board:
         """The board as the store has it now, published before it is shown (a publisher that
@@ -346,7 +376,11 @@ class ArenaService:
         ended = [m for m in self._running if m not in running]
         for match_id in ended:
             seats = self._running.pop(match_id).seats
-            self.events.publish("finished", {"match": match_id, "seats": list(seats)})
+            finished: JsonObject = {"match": match_id, "seats": list(seats)}
+            if self.store.mirror_pending(match_id):
+                self._held[match_id] = finished
+            else:
+                self.events.publish("finished", finished)
         if ended and self.publisher is not None:
             self.publisher.recorded(ended)
         for match_id in running:
@@ -359,6 +393,10 @@ class ArenaService:
     def _pair_done(self, legs: list[MatchRow]) -> None:
         if self.publisher is not None:  # the first leg, held until now, with the second
             self.publisher.recorded([leg.match_id for leg in legs])
+        for leg in legs:
+            held = self._held.pop(leg.match_id, None)
+            if held is not None:
+                self.events.publish("finished", held)
         self.events.publish(
             "pair",
             {"matches": [leg.match_id for leg in legs], "seats": [legs[0].seat0, legs[0].seat1]},

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from tournaments.store import MatchRow, Store, StoreDamaged
+from tournaments.store import MatchRow, MatchState, Store, StoreDamaged
 
 __all__ = [
     "ARENA_TABLES",
@@ -413,6 +413,18 @@ class ArenaStore(Store):
                 (state.value, reason, time.time(), ident, state.value),
             )
         return cursor.rowcount > 0
+
+    def open_or_newer(self, league: str, after: int) -> list[tuple[int, str, str, str, str]]:
+        """A league's matches scheduled after row number ``after`` and those not finished
+        (pending or running): row number, id, seats and state of each. What tells, once a
+        board, whose recent matches changed since the last (one query, not one a bot)."""
+        columns = "SELECT rowid, match_id, seat0, seat1, state FROM matches"
+        rows = self.db.execute(
+            f"{columns} WHERE rowid > ?2 AND league = ?1"
+            f" UNION {columns} WHERE league = ?1 AND state IN (?3, ?4)",
+            (league, after, MatchState.PENDING.value, MatchState.RUNNING.value),
+        ).fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
 
     def entrants(self, state: EntrantState | None = None) -> list[Entrant]:
         """The ladder's bots, in the order they entered."""

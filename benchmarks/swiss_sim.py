@@ -1,7 +1,8 @@
 """How often the true best bot wins a Swiss (``tournaments.events.swiss``) of 5-7 rounds, beside
 a round robin of the same number of series, and a full round robin.
 
-    python -m benchmarks.swiss_sim [--trials T] [--sd ELO] [--seed S] [--json FILE]
+    python -m benchmarks.swiss_sim [--trials T] [--sd ELO] [--seed S] [--method M]
+        [--fields N ...] [--rounds R ...] [--json FILE]
 
 The model. Each trial draws a field of N bots whose true ratings are normal with standard
 deviation ``--sd`` Elo (100 by default: about the spread of a club's bots), in a random seeding
@@ -11,8 +12,10 @@ ratings), independently (no draws; duplicate deals, which make a pair's legs les
 modelled). Three events, each scored by series points, a tie as the Swiss scores it (1 for more
 series points, ½ level):
 
-- **Swiss**: R rounds paired by ``swiss_round`` (the Monrad system with backtracking, byes);
-  the winner is the top of ``swiss_table`` (score, Buchholz, then seed).
+- **Swiss**: R rounds paired by ``swiss_round`` (the Monrad system, byes; ``--method`` the
+  pairing's version, the current one by default); the winner is the top of ``swiss_table``
+  (score, Buchholz, then seed). The same seed draws the same fields and, as far as the two
+  versions pair alike, the same results, so the versions compare trial by trial.
 - **Same series, random pairs**: R rounds of ties paired at random (a round robin cut to the
   Swiss's series: the same N·R series); the winner has the most tie points, ties of that
   broken at random.
@@ -33,7 +36,14 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tournaments.events import Tie, TieResult, swiss_round, swiss_table
+from tournaments.events import (
+    PAIRING_METHOD,
+    PAIRING_METHODS,
+    Tie,
+    TieResult,
+    swiss_round,
+    swiss_table,
+)
 
 FIELDS = (16, 32, 64)
 ROUNDS = (5, 6, 7)
@@ -72,13 +82,16 @@ def _field(bots: int, sd: float, rng: random.Random) -> tuple[list[str], dict[st
     return seeds, {bot: rng.gauss(0.0, sd) for bot in seeds}
 
 
-def swiss_trial(bots: int, rounds: int, sd: float, rng: random.Random) -> tuple[bool, bool]:
+def swiss_trial(
+    bots: int, rounds: int, sd: float, rng: random.Random, method: int = PAIRING_METHOD
+) -> tuple[bool, bool]:
     """Whether the best bot won the Swiss, and whether it was in its top three."""
     seeds, ratings = _field(bots, sd, rng)
     best = max(seeds, key=ratings.__getitem__)
     played: list[list[TieResult]] = []
     for _ in range(rounds):
-        played.append([_tie(tie, ratings, rng) for tie in swiss_round(seeds, played)])
+        ties = swiss_round(seeds, played, rounds, method)
+        played.append([_tie(tie, ratings, rng) for tie in ties])
     table = [line.bot for line in swiss_table(seeds, played)]
     return table[0] == best, best in table[:3]
 
@@ -114,10 +127,12 @@ def round_robin_trial(bots: int, sd: float, rng: random.Random) -> bool:
     return _top(scores, rng) == max(seeds, key=ratings.__getitem__)
 
 
-def measure(bots: int, rounds: int, trials: int, sd: float, seed: int) -> Row:
+def measure(
+    bots: int, rounds: int, trials: int, sd: float, seed: int, *, method: int = PAIRING_METHOD
+) -> Row:
     """Each event ``trials`` times on fresh fields (the round robin once per field size)."""
     rng = random.Random(f"{seed}/{bots}/{rounds}")
-    swiss = [swiss_trial(bots, rounds, sd, rng) for _ in range(trials)]
+    swiss = [swiss_trial(bots, rounds, sd, rng, method) for _ in range(trials)]
     pairs = sum(random_trial(bots, rounds, sd, rng) for _ in range(trials))
     robin_rng = random.Random(f"{seed}/{bots}/robin")
     robin = sum(round_robin_trial(bots, sd, robin_rng) for _ in range(trials))
@@ -163,19 +178,27 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=1000)
     parser.add_argument("--sd", type=float, default=100.0, help="spread of true ratings (Elo)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--method", type=int, choices=PAIRING_METHODS, default=PAIRING_METHOD)
+    parser.add_argument("--fields", type=int, nargs="+", default=FIELDS, help="bots")
+    parser.add_argument("--rounds", type=int, nargs="+", default=ROUNDS)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     started = time.process_time()
     rows = [
-        measure(bots, rounds, args.trials, args.sd, args.seed)
-        for bots in FIELDS
-        for rounds in ROUNDS
+        measure(bots, rounds, args.trials, args.sd, args.seed, method=args.method)
+        for bots in args.fields
+        for rounds in args.rounds
+        if rounds < bots
     ]
     print(table(rows, args.trials))
     spent = time.process_time() - started
-    print(f"\n{args.trials} trials each, true ratings sd {args.sd:g} Elo; {spent:.0f} CPU-s")
+    print(
+        f"\n{args.trials} trials each, true ratings sd {args.sd:g} Elo, pairing method "
+        f"{args.method}; {spent:.0f} CPU-s"
+    )
     if args.json is not None:
-        document = {"trials": args.trials, "sd": args.sd, "rows": [asdict(r) for r in rows]}
+        rows_json = [asdict(r) for r in rows]
+        document = {"trials": args.trials, "sd": args.sd, "method": args.method, "rows": rows_json}
         args.json.write_text(json.dumps(document, indent=2))
 
 

@@ -7,20 +7,26 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import http.client
+import json
 import os
 import re
 import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import trio
+import trio.testing
 
 from tests.test_arena_web import (
     HOSTILE,
+    FakeIntake,
     Home,
     Reply,
     Site,
@@ -29,16 +35,22 @@ from tests.test_arena_web import (
     built,
     serve_home,
 )
-from tournaments.arena.service import ArenaService
+from tournaments.arena.board import Board
+from tournaments.arena.service import REFRESH_SHARE, ArenaService
+from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.arena.web import (
     CSP,
     REPLAY_CSP,
     SESSION_COOKIE,
+    TEMPORARY_S,
     Published,
     Tree,
     stamped_files,
     tree_stamp,
 )
+from tournaments.registry import Arena
+from tournaments.runner import Progress
+from tournaments.store import MatchRow, MatchState
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
 
@@ -399,6 +411,7 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
                 await assert_alike(site, front, path)
                 await assert_answers_alike(site, front, path)
             await assert_proxied(site, front, built)
+            await assert_pruned_goes_to_the_app(site, front, built.played[3])
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -505,6 +518,21 @@ async def assert_proxied(app: Site, nginx: Site, built: Home) -> None:
     assert missing.status == 404
 
 
+async def assert_pruned_goes_to_the_app(app: Site, nginx: Site, match: str) -> None:
+    """A match whose files left the tree (older than the last MATCH_PAGES): nginx passes it to
+    the app, which renders and publishes it again; nginx serves it from then on."""
+    tree = published(app.service).tree
+    tree.put(f"matches/{match}.html", (await app.get(f"/matches/{_page(match)}")).body)
+    tree.remove(f"matches/{match}.html")
+    assert not (tree.root / "matches" / f"{match}.html").exists()
+    gone = await nginx.get(f"/matches/{_page(match)}")
+    assert (gone.status, gone.headers.get("x-served-by")) == (200, "gin arena")
+    assert (tree.root / "matches" / f"{match}.html").exists()
+    back = await nginx.get(f"/matches/{_page(match)}")
+    assert (back.status, back.body) == (200, gone.body)
+    assert "x-served-by" not in back.headers
+
+
 @pytest.mark.parametrize("planted", ["file", "dangling link"])
 def test_a_tree_that_is_not_a_folder_is_made_afresh(tmp_path: Path, planted: str) -> None:
     """``public`` as a file or a dangling link stopped the server at its start (a traceback)."""
@@ -570,6 +598,114 @@ def test_a_forged_or_ended_session_gets_the_trees_page(home: Path, built: Home) 
         assert "logged in as" in mine.text
         assert "etag" not in mine.headers
 
+
+# --- bounded, private and cheap (issue 30's hostile review) --------------------------------------
+
+
+def test_a_killed_writers_old_temporary_files_are_swept_at_the_start(tmp_path: Path) -> None:
+    """A writer killed between its temporary file and the rename left ``.tmp-*`` files for
+    ever; an old one is swept when the tree is opened, a young one (a write in flight) is not."""
+    root = tmp_path / "public"
+    Tree(root, "s").put("matches/m.html", b"page")
+    old, young = root / "matches" / ".tmp-old", root / ".tmp-young"
+    for file in (old, young):
+        file.write_bytes(b"half a page")
+    long_ago = time.time() - TEMPORARY_S - 60
+    os.utime(old, (long_ago, long_ago))
+    tree = Tree(root, "s")
+    assert not old.exists()
+    assert young.exists()
+    assert tree.get("matches/m.html") is not None
+
+
+def match_ids_in(root: Path) -> set[str]:
+    folder = root / "matches"
+    return {entry.name.removesuffix(".gz").removesuffix(".html") for entry in folder.iterdir()}
+
+
+def test_the_tree_keeps_only_the_latest_matches_pages(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree grew by every match's pages for ever; it keeps the last MATCH_PAGES matches
+    published, an older one's page is rendered when asked for (and published again, another
+    leaving), and a tree left with more than that at a restart is cut back."""
+    monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 2)
+    played = built.played  # two pairs, all four final
+
+    async def first(site: Site) -> None:
+        root = published(site.service).tree.root
+        assert site.service.publisher is not None
+        for match in played:
+            site.service.publisher.recorded([match])
+        await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
+        await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+        old = await site.get(f"/matches/{_page(played[0])}")
+        assert (old.status, "etag" in old.headers) == (200, True)  # published again
+        assert "held" not in old.text
+        assert match_ids_in(root) == {played[0], played[3]}
+        replay = await site.get(f"/matches/{_page(played[1])}/replay?seat=0")
+        assert replay.status == 200
+        assert match_ids_in(root) == {played[0], played[1]}
+
+    serve_home(home, first)
+    monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 1)
+
+    async def second(site: Site) -> None:
+        root = published(site.service).tree.root
+        await until(lambda: match_ids_in(root) == {played[1]}, "cut back at the start")
+
+    serve_home(home, second)
+
+
+def test_a_boards_bot_pages_are_rendered_only_when_they_change(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every board rendered every bot's page again (seconds of a core at 1,000 bots): a board
+    that changes nothing a bot's page shows renders none, and the page is still served from the
+    tree for the new board; a bot that changes gets its page again, alone, and so do the two
+    bots of a match that started."""
+    from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to count its calls
+
+    rendered: list[str] = []
+
+    def counted(web: Any, store: Any, viewer: Any, ident: str, board: Any) -> Any:
+        rendered.append(ident)
+        return render_bot(web, store, viewer, ident, board)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.render_bot", counted)
+
+    async def next_board(site: Site) -> None:
+        service = site.service
+        before, tree = service.board, published(service).tree
+
+        def tagged(ident: str) -> bool:
+            page = tree.peek(f"bots/{ident}.html")
+            tag = None if page is None else page.tag
+            return isinstance(tag, tuple) and tag[0] == service.board.at
+
+        service.want_board()
+        await until(lambda: service.board is not before, "the next board")
+        await until(lambda: all(tagged(row.ident) for row in service.board.rows), "its bots")
+
+    async def check(site: Site) -> None:
+        service = site.service
+        await next_board(site)  # the first board's bot pages are in
+        rendered.clear()
+        await next_board(site)
+        assert rendered == []
+        page = await site.get("/bots/beta@1.0")
+        assert page.headers.get("etag"), "served from the tree, for the new board"
+        service.store.set_entrant("alpha@1.0", EntrantState.RETIRED, "retired by alice")
+        await next_board(site)
+        assert rendered == ["alpha@1.0"]
+        assert "retired by alice" in (await site.get("/bots/alpha@1.0")).text
+        rendered.clear()
+        service.store.mark(built.pending, MatchState.RUNNING)  # beta against gamma, started
+        await next_board(site)
+        assert sorted(rendered) == ["beta@1.0", "gamma@1.0"]
+        running = (await site.get("/bots/gamma@1.0")).text.split("Recent matches", 1)[1]
+        assert "running" in running
+
     serve_home(home, check)
 
 
@@ -601,3 +737,131 @@ def test_a_reader_that_missed_memory_keeps_no_older_page_over_a_newer(tmp_path: 
     assert kept.body == b"new page!"
     assert tree.get("index.html") == kept
     assert (root / "index.html").read_bytes() == b"new page!"
+
+
+class TimedPublisher:
+    """A publisher whose bot pages take ``PUBLISH_S`` of the (mock) clock, and which notes when
+    each board was computed."""
+
+    PUBLISH_S = 5.0
+
+    def __init__(self, clock: trio.testing.MockClock) -> None:
+        self.clock = clock
+        self.computed: list[float] = []
+        self.board = trio.Event()
+
+    def _computed(self) -> None:
+        self.computed.append(trio.current_time())
+        self.board.set()
+
+    def board_computed(self, board: Board) -> None:
+        trio.from_thread.run_sync(self._computed)
+
+    def board_shown(self, board: Board) -> None:
+        trio.from_thread.run_sync(self.clock.jump, self.PUBLISH_S)
+
+    def recorded(self, match_ids: Sequence[str]) -> None:
+        pass
+
+
+def test_the_boards_refresh_counts_its_pages_publishing(home: Path) -> None:
+    """The refresh waited only for the fit's share of the time: a big field's bot pages,
+    published after each board, could keep a core busy. Their time is counted in."""
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    publisher = TimedPublisher(clock)
+
+    async def main() -> None:
+        arena = Arena(home)
+        store = ArenaStore(arena.store_path)
+        service = ArenaService(arena, store, ladder=False)
+        service.intake = cast(Any, FakeIntake(service))
+        service.publisher = publisher
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            for _ in range(2):  # the first board, then one asked for at once
+                await publisher.board.wait()
+                publisher.board = trio.Event()
+                service.want_board()
+            nursery.cancel_scope.cancel()
+        store.close()
+        assert service.publish_seconds >= TimedPublisher.PUBLISH_S
+        gap = publisher.computed[1] - publisher.computed[0]
+        assert gap >= TimedPublisher.PUBLISH_S / REFRESH_SHARE, gap
+
+    trio.run(main, clock=clock)
+
+
+def test_a_first_legs_finish_is_not_streamed_until_its_mirror_is_recorded(
+    home: Path, built: Home
+) -> None:
+    """The live stream said a first leg had finished while its mirror leg (the same decks) was
+    to play, where its pages say it is held. Its ``finished`` comes with the pair. The ladder's
+    calls (its progress, its pair done) are made as the ladder makes them."""
+    leg_id = built.pending
+
+    def play(site: Site) -> None:
+        service, store = site.service, site.service.store
+        leg = store.match(leg_id)
+        mirror = next(m for m in store.matches("ladder") if m.duplicate_of == leg_id)
+        assert leg is not None
+
+        def record(match: MatchRow, like: str) -> None:
+            row = store.result(like)
+            assert row is not None
+            store.record_result(
+                dataclasses.replace(row, match_id=match.match_id, duplicate_of=match.duplicate_of)
+            )
+
+        def running(*ids: str) -> None:
+            service._progress(Progress("ladder", 2, 0, running=dict.fromkeys(ids, 0.0)))
+
+        running(leg.match_id)
+        record(leg, built.played[0])
+        running()  # the first leg is recorded: its mirror is to play
+        running(mirror.match_id)
+        record(mirror, built.played[1])
+        running()
+        service._pair_done([leg, mirror])
+
+    async def check(site: Site) -> None:
+        def listen() -> list[tuple[str, str]]:
+            connection = http.client.HTTPConnection(site.host, site.port, timeout=30)
+            connection.request("GET", "/events")
+            response = connection.getresponse()
+            events: list[tuple[str, str]] = []
+            kind = ""
+            while True:
+                line = response.readline().decode()
+                if line.startswith(": live"):
+                    trio.from_thread.run_sync(play, site)
+                elif line.startswith("event: "):
+                    kind = line.removeprefix("event: ").strip()
+                elif line.startswith("data: "):
+                    events.append((kind, json.loads(line.removeprefix("data: ")).get("match")))
+                    if kind == "pair":
+                        connection.close()
+                        return events
+
+        store = site.service.store
+        mirror = next(m for m in store.matches("ladder") if m.duplicate_of == leg_id)
+        events = await trio.to_thread.run_sync(listen)
+        said = [event for event in events if event[0] in ("started", "finished")]
+        assert said.index(("finished", leg_id)) > said.index(("started", mirror.match_id)), said
+        assert said.index(("finished", leg_id)) > said.index(("finished", mirror.match_id))
+
+    serve_home(home, check)
+
+
+def test_requests_queued_for_one_board_write_its_pages_once(home: Path) -> None:
+    """A board's pages already written while a request waited for the publishing lock are
+    served as written, not rendered again by each waiting request (a herd of readers at 1,000
+    bots rendered the board and its standings one after another, for minutes)."""
+
+    async def check(site: Site) -> None:
+        pub = published(site.service)
+        board = site.service.board
+        first = await trio.to_thread.run_sync(pub._publish_board, board)
+        again = await trio.to_thread.run_sync(pub._publish_board, board)
+        assert again is first
+
+    serve_home(home, check)

@@ -5,7 +5,9 @@ tests/test_event_league.py.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.test_runner import run
-from tournaments.cli.event_view import event_grid, round_lines
+from tournaments.cli.event_view import bracket_grid, event_grid, round_lines, rounds_grid
 from tournaments.events import Tie
 from tournaments.executors import ExecutorError
 from tournaments.executors.fake import FakeExecutor, played
@@ -46,8 +48,8 @@ def event(tmp_path: Path, bots: int, **changes: Any) -> tuple[Arena, Store, Leag
     return arena, store, config
 
 
-def stored(store: Store) -> list[StoredRound]:
-    return [StoredRound.from_json(text, n) for n, text in enumerate(store.event_rounds("e"))]
+def stored(store: Store, name: str = "e") -> list[StoredRound]:
+    return [StoredRound.from_json(text, n) for n, text in enumerate(store.event_rounds(name))]
 
 
 def test_a_swiss_plays_its_rounds_one_after_another(tmp_path: Path) -> None:
@@ -265,10 +267,15 @@ def test_a_drawn_swiss_tie_has_no_winner_and_standings_list_the_field_at_once(
         ({"format": "knockout", "rounds": 2}, "a knockout has no rounds"),
         ({"format": "league"}, "format must be one of round-robin, swiss, knockout"),
         ({"rounds": 2}, "rounds, seeding and max_pairs are for an event"),
-        ({"format": "knockout", "max_pairs": 4}, "max_pairs is for a knockout whose ties"),
+        ({"format": "knockout", "max_pairs": 4}, "max_pairs is for an event whose ties"),
+        ({"format": "swiss", "rounds": 1, "max_pairs": 4}, "max_pairs is for an event whose"),
         (
             {"format": "knockout", "sprt": {"elo0": -10.0, "elo1": 10.0}},
             "a knockout with \\[sprt\\] needs max_pairs = N, at least 1",
+        ),
+        (
+            {"format": "swiss", "rounds": 1, "sprt": {"elo0": -10.0, "elo1": 10.0}},
+            "a swiss with \\[sprt\\] needs max_pairs = N, at least 1",
         ),
         (
             {
@@ -277,9 +284,8 @@ def test_a_drawn_swiss_tie_has_no_winner_and_standings_list_the_field_at_once(
                 "max_pairs": 4,
                 "duplicate": False,
             },
-            "a knockout's \\[sprt\\] needs duplicate on",
+            "an event's \\[sprt\\] needs duplicate on",
         ),
-        ({"format": "swiss", "rounds": 1, "sprt": {"elo0": 0.0, "elo1": 5.0}}, "has no candidates"),
         ({"format": "swiss", "rounds": 1, "seeding": "best"}, "seeding must be"),
         ({"format": "swiss", "rounds": 1, "candidates": ["a"]}, "has no candidates"),
         ({"format": "swiss", "rounds": 1, "round": 1}, "unknown field 'round'"),
@@ -346,6 +352,34 @@ def test_an_undecided_sequential_tie_stops_at_its_cap(tmp_path: Path) -> None:
     assert [r.series for r in state.results[0]] == [12, 12]
     assert [r.decided_for for r in state.results[0]] == [None, None]
     assert state.rounds[1].ties == (Tie("b0@1", "b1@1"),)
+    assert check_rounds(store, "e") == []
+
+
+def test_a_swiss_s_sequential_ties_score_the_test_s_verdict_or_the_series(
+    tmp_path: Path,
+) -> None:
+    """A Swiss with [sprt]: a tie the test decides is a win for the bot it chose, after four
+    pairs; one left level at its cap (seat 0 wins every series: every pair level) is a draw,
+    after its six pairs. Both verify."""
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2, **SEQUENTIAL)
+    run(arena, store, config, Stronger(2))
+    state = event_state(store, "e")
+    assert state.finished
+    first = state.results[0]
+    assert [(r.decided_for, r.series, r.match_points()) for r in first] == [
+        ("b0@1", 8, (1.0, 0.0)),
+        ("b2@1", 8, (1.0, 0.0)),
+    ]
+    assert check_rounds(store, "e") == []
+    arena, store, config = event(tmp_path / "level", 4, format="swiss", rounds=2, **SEQUENTIAL)
+    run(arena, store, config, FakeExecutor(2))
+    state = event_state(store, "e")
+    level = state.results[0]
+    assert [(r.decided_for, r.series, r.match_points()) for r in level] == [
+        (None, 12, (0.5, 0.5)),
+        (None, 12, (0.5, 0.5)),
+    ]
+    assert [tie["winner"] for tie in state.to_dict()["rounds"][0]["ties"]] == [None, None]
     assert check_rounds(store, "e") == []
 
 
@@ -432,3 +466,119 @@ def test_an_event_past_the_leagues_size_limit_is_refused(
     not (its first run would have built 40 million match rows in one transaction)."""
     with pytest.raises(LeagueError, match=r"could have .* matches; the limit is 250,000"):
         event(tmp_path, 4, **changes)
+
+
+def _upset_swiss(tmp_path: Path) -> tuple[Arena, Store, LeagueConfig]:
+    """Six bots seeded weakest first (the lower seed wins every tie), four rounds: pairing
+    method 1 has to repeat a pairing in round 4, method 2 does not."""
+    arena, store, _ = event(tmp_path, 6, format="swiss", rounds=4)
+    weakest_first = [f"b{index}" for index in reversed(range(6))]
+    data = {"name": "u", "seed": 1, "bots": weakest_first, "series_per_pairing": 2}
+    config = LeagueConfig.from_dict({**data, "format": "swiss", "rounds": 4})
+    create_league(store, config)
+    return arena, store, config
+
+
+def _pairings(rounds: list[StoredRound]) -> list[frozenset[str]]:
+    return [frozenset(tie.bots()) for kept in rounds for tie in kept.ties]
+
+
+def test_an_event_stored_by_method_1_verifies_and_resumes_as_method_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three rounds paired and played as the code before pairing versions stored them (method
+    1, no ``method`` in the round's JSON): they verify, and the run goes on with method 1, its
+    forced repeat included (method 2 would pair round 3 otherwise: a mismatch)."""
+    arena, store, config = _upset_swiss(tmp_path)
+    with monkeypatch.context() as patched:
+        patched.setattr("tournaments.rounds.PAIRING_METHOD", 1)
+        for _ in range(3):
+            advance(store, "u")
+            run(arena, store, config, Stronger(2), advance=lambda: 0)
+    for number, kept in enumerate(stored(store, "u")):
+        old = {"seeds": list(kept.seeds), "ties": [[t.first, t.second] for t in kept.ties]}
+        store.db.execute(
+            "UPDATE event_rounds SET pairing = ? WHERE league = 'u' AND round = ?",
+            (json.dumps(old), number),
+        )
+    assert all("method" not in text for text in store.event_rounds("u"))
+    assert [kept.method for kept in stored(store, "u")] == [1, 1, 1]
+    assert check_rounds(store, "u") == []
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store, "u")
+    assert [kept.method for kept in rounds] == [1, 1, 1, 1]
+    assert len(_pairings(rounds)) - len(set(_pairings(rounds))) == 1  # method 1's repeat
+    assert event_state(store, "u").finished
+    assert check_rounds(store, "u") == []
+
+
+def test_a_new_event_is_paired_by_method_2_without_the_repeat(tmp_path: Path) -> None:
+    arena, store, config = _upset_swiss(tmp_path)
+    run(arena, store, config, Stronger(2))
+    rounds = stored(store, "u")
+    assert [kept.method for kept in rounds] == [2, 2, 2, 2]
+    assert len(_pairings(rounds)) == len(set(_pairings(rounds))) == 12
+    assert check_rounds(store, "u") == []
+
+
+def test_a_round_of_another_method_or_an_unknown_one_is_damage(tmp_path: Path) -> None:
+    arena, store, config = event(tmp_path, 4, format="swiss", rounds=2)
+    run(arena, store, config, Stronger(2))
+    second = stored(store)[1]
+    for method, said in ((1, "its method is not round 1's"), (7, "no pairing method 7")):
+        other = dataclasses.replace(second, method=method)
+        store.db.execute("UPDATE event_rounds SET pairing = ? WHERE round = 1", (other.to_json(),))
+        with pytest.raises(StoreDamaged, match=said):
+            event_state(store, "e")
+
+
+def test_the_rounds_and_the_bracket_as_report_tables(tmp_path: Path) -> None:
+    """A Swiss's rounds, a row per tie; a knockout's bracket, a column per round, each tie
+    level with the first-round ties it follows from."""
+    arena, store, config = event(tmp_path, 5, format="swiss", rounds=2)
+    run(arena, store, config, Stronger(2))
+    grid = rounds_grid(event_state(store, "e"))
+    assert grid.title == "Rounds: e (2 of 2 paired)"
+    assert grid.rows[:3] == (
+        ("1", "b0@1", "b1@1", "2-0", "b0@1 won"),
+        ("1", "b2@1", "b3@1", "2-0", "b2@1 won"),
+        ("1", "b4@1", "(bye)", "", "bye: 1 point"),
+    )
+    assert len(grid.rows) == 6
+    arena, store, config = event(tmp_path / "k", 5, format="knockout")
+    run(arena, store, config, Stronger(2))
+    bracket = bracket_grid(event_state(store, "e"))
+    assert [heading for heading, _ in bracket.columns] == ["quarter-final", "semi-final", "final"]
+    assert bracket.rows == (
+        ("b0@1 bye", "b0@1 v b3@1 2-0, b0@1 through", "b0@1 v b1@1 2-0, b0@1 through"),
+        ("b3@1 v b4@1 2-0, b3@1 through", "", ""),
+        ("b1@1 bye", "b1@1 v b2@1 2-0, b1@1 through", ""),
+        ("b2@1 bye", "", ""),
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "title", "said"),
+    [
+        ("swiss", "Rounds: e", "b0@1 won"),
+        ("knockout", "Bracket: e", "b0@1 v b1@1 2-0, b0@1 through"),
+    ],
+)
+def test_the_standings_reports_show_the_rounds_or_the_bracket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str, title: str, said: str
+) -> None:
+    from typer.testing import CliRunner  # noqa: PLC0415 - only these tests drive the CLI
+
+    from tournaments.cli.app import app  # noqa: PLC0415
+
+    changes: dict[str, Any] = {"format": shape} | ({"rounds": 2} if shape == "swiss" else {})
+    arena, store, config = event(tmp_path, 4, **changes)
+    run(arena, store, config, Stronger(2))
+    monkeypatch.setenv("GIN_HOME", str(tmp_path / "home"))
+    for output in ("markdown", "html"):
+        shown = CliRunner().invoke(app, ["league", "standings", "e", "--format", output])
+        assert shown.exit_code == 0, shown.output
+        assert title in shown.output
+        assert said in shown.output
+    table = CliRunner().invoke(app, ["league", "standings", "e"])
+    assert title not in table.output  # the terminal's table: gin league status has the rounds

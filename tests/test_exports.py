@@ -322,9 +322,14 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.arena.board": (
         "Board",
+        "BoardProcess",
         "BoardRow",
         "compute_board",
         "new_points",
+    ),
+    "tournaments.arena.bundle": (
+        "bundle_path",
+        "write_bundle",
     ),
     "tournaments.arena.client": (
         "TOKEN_ENV",
@@ -332,6 +337,27 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "ArenaVerdict",
         "find_token",
         "submit_to_arena",
+    ),
+    "tournaments.arena.event": (
+        "EVENT_FORMATS",
+        "EVENT_POLL_S",
+        "EventOptions",
+        "EventRefused",
+        "EventRunner",
+        "LentExecutor",
+        "SnapshotBot",
+        "WithdrawnSeat",
+        "cancel_event",
+        "create_event",
+        "event_field",
+        "event_over",
+        "freeze",
+        "open_event",
+        "parse_deadline",
+        "run_events",
+        "snapshot_of",
+        "upload_note",
+        "withdrawn",
     ),
     "tournaments.arena.intake": (
         "MAX_UPLOAD_BYTES",
@@ -363,6 +389,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.arena.service": (
         "MAX_LISTENERS",
+        "REFRESH_SHARE",
         "ArenaRefusal",
         "ArenaService",
         "Event",
@@ -374,6 +401,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "ArenaStore",
         "Entrant",
         "EntrantState",
+        "EventPhase",
+        "EventRow",
         "RatingPoint",
         "Submission",
         "SubmissionState",
@@ -384,6 +413,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "FAILED_LOGINS_PER_MINUTE",
         "FORM_BYTES",
         "LOGINS_PER_MINUTE",
+        "MATCH_PAGES",
         "MEMORY_BYTES",
         "PING_S",
         "PUBLIC",
@@ -396,6 +426,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "SESSION_S",
         "STDERR_SHOWN",
         "STREAMS_PER_CLIENT",
+        "TEMPORARY_S",
         "UPLOADS_PER_MINUTE",
         "VISITOR_STREAMS",
         "Page",
@@ -414,6 +445,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "tournaments.cli.app": (
         "app",
         "arena",
+        "arena_event",
         "bot",
         "league",
         "play",
@@ -423,6 +455,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "announce_pairs",
         "pair_line",
     ),
+    "tournaments.cli.arena_event": (),
     "tournaments.cli.bot": (),
     "tournaments.cli.common": (
         "AsJson",
@@ -437,6 +470,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "choice",
         "console",
         "errors",
+        "event_app",
         "fail",
         "league_app",
         "move_time_control",
@@ -457,8 +491,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.entry": ("main",),
     "tournaments.cli.event_view": (
+        "bracket_grid",
         "event_grid",
         "round_lines",
+        "rounds_grid",
     ),
     "tournaments.cli.league": (
         "ExecutorKind",
@@ -517,6 +553,8 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "tournaments.cli.sandbox": (),
     "tournaments.events": (
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SwissLine",
         "Tie",
         "TieResult",
@@ -532,6 +570,11 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "knockout_rounds",
     ),
     "tournaments.events.swiss": (
+        "FALLBACK_BUDGET",
+        "LOOKAHEAD_BUDGET",
+        "LOOKAHEAD_TOTAL",
+        "PAIRING_METHOD",
+        "PAIRING_METHODS",
         "SEARCH_BUDGET",
         "SwissLine",
         "swiss_round",
@@ -592,6 +635,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "tournaments.executors.worker": (
         "Worker",
         "WorkerLine",
+        "reason",
     ),
     "tournaments.formats": (),
     "tournaments.formats.bulk": ("collector_paused",),
@@ -622,6 +666,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "start_match",
     ),
     "tournaments.league": (
+        "EVENT_MIN_BOTS",
         "MAX_LEAGUE_MATCHES",
         "NAME_PATTERN",
         "LeagueConfig",
@@ -835,7 +880,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "StoreDamaged",
     ),
     "tournaments.views": (),
-    "tournaments.views.replay_html": ("replay_html",),
+    "tournaments.views.replay_html": (
+        "replay_html",
+        "table_patch",
+    ),
     "tournaments.views.words": (
         "END_WORDS",
         "counts_text",
@@ -960,7 +1008,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tournaments.arena": (
         "accounts",
         "board",
+        "bundle",
         "client",
+        "event",
         "intake",
         "ladder",
         "privacy",
@@ -973,6 +1023,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "tournaments.cli": (
         "app",
         "arena",
+        "arena_event",
         "bot",
         "common",
         "demo",
@@ -1040,6 +1091,9 @@ MODULES: dict[str, tuple[str, ...]] = {
 TESTED: dict[str, tuple[str, ...]] = {
     "tests.brute": ("referee.rules",),
     "tests.cluster_scenario": ("referee.sandbox",),  # not its package: the process table, borrowed
+    "tests.test_arena_published": (
+        "tournaments.arena.web",
+    ),  # its limits made small, renders counted
     "tests.test_arena_web": ("tournaments.arena.web",),  # the event stream's ping, made short
     "tests.test_bot_programs": ("referee.sandbox",),
     "tests.test_bytecode": ("referee.sandbox",),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from referee.replay import load_replay
+from referee.replay import VIEWERS, Table, load_replay
 from tests.chromium import Chromium, find_chromium, launch
 from tournaments.views.replay_html import replay_html
 from tournaments.views.words import step_text
@@ -26,10 +26,37 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 
 
 def page_data(page: str) -> dict[str, Any]:
+    """The page's JSON, each view's table at each step rebuilt whole (as the script does)."""
     found = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page)
     assert found is not None
     data: dict[str, Any] = json.loads(found.group(1))
+    for step in data["steps"]:
+        for view in step["v"]:
+            for key in ("text", "table"):
+                if isinstance(view.get(key), int):
+                    view[key] = step["v"][view[key]][key]
+    for index in range(len(data["views"])):
+        table = None
+        for step in data["steps"]:
+            view = step["v"][index]
+            if "table" in view:
+                table = rebuilt(table, view["table"])
+            view["table"] = table
     return data
+
+
+def rebuilt(table: dict[str, Any] | None, patch: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A table from the one before and a step's patch (card runs left as strings)."""
+    if patch is None:
+        return None
+    whole = {**(table or {}), **patch}
+    if "hands" in patch:
+        before = [{}, {}] if table is None else table["hands"]
+        whole["hands"] = [
+            old if new is None else {**old, **new}
+            for old, new in zip(before, patch["hands"], strict=True)
+        ]
+    return whole
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +195,70 @@ def test_the_page_steps_in_chromium(browser: Chromium, pages: dict[str, Path]) -
     browser.screenshot(ARTIFACTS / "replay-referee-showdown.png")
     assert browser.errors() == []
     assert all(url.startswith("file:") for url in browser.requests()), browser.requests()
+
+
+EVERY_STEP = """(() => {
+  const cards = (id) => Array.from(document.querySelectorAll('#' + id + ' .card'))
+    .map((c) => c.dataset.card || 'back');
+  const slider = document.getElementById('slider');
+  const views = document.getElementById('view-select');
+  const seen = [];
+  for (let view = 0; view < views.options.length; view++) {
+    views.value = String(view);
+    views.dispatchEvent(new Event('change'));
+    for (let step = 0; step <= Number(slider.max); step++) {
+      slider.value = String(step);
+      slider.dispatchEvent(new Event('input'));
+      seen.push([cards('hand-0'), cards('hand-1'), cards('pile'), cards('stock'),
+                 document.getElementById('event').textContent]);
+    }
+  }
+  return seen;
+})()"""
+
+
+def expected_cards(table: Table | None) -> list[list[str]]:
+    """What the page shows of a full table: each hand (backs for unknown cards), the pile's last
+    16, the stock (one back when hidden)."""
+    if table is None:
+        return [[], [], [], []]
+    hands = []
+    for hand in table.hands:
+        if hand.cards is not None:
+            hands.append([str(card) for card in hand.cards])
+        else:
+            known = [str(card) for card in hand.known]
+            hands.append(known + ["back"] * (hand.count - len(known)))
+    pile = [str(card) for card in table.discard_pile][-16:]
+    if table.stock is not None:
+        stock = [str(card) for card in table.stock]
+    else:
+        stock = ["back"] if table.stock_count > 0 else []
+    return [*hands, pile, stock]
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_the_page_rebuilds_every_views_table_at_every_step(
+    browser: Chromium, pages: dict[str, Path]
+) -> None:
+    """The page's JSON holds each view's changes only (cards as runs of codes, a view's text or
+    table as an earlier view's number): the script's tables, at every step of every view, show
+    the cards the replay's own tables hold."""
+    replay = load_replay(STRIKES)
+    browser.open(pages["referee"])
+    seen = browser.evaluate(EVERY_STEP)
+    expected = []
+    for viewer in VIEWERS:
+        for step in replay.steps:
+            expected.append(expected_cards(step.table(viewer)))
+    assert len(seen) == len(expected) == 3 * len(replay.steps)
+    for index, (got, wanted) in enumerate(zip(seen, expected, strict=True)):
+        if wanted == [[], [], [], []]:
+            continue  # no hand dealt: no felt
+        assert got[:4] == wanted, index
+    assert len({tuple(map(tuple, got[:4])) for got in seen}) > len(replay.steps)
+    assert browser.errors() == []
 
 
 @pytest.mark.slow

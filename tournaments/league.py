@@ -80,6 +80,7 @@ from tournaments.stats.sprt import SprtSettings
 from tournaments.store import MatchRow, MatchState, Store
 
 __all__ = [
+    "EVENT_MIN_BOTS",
     "MAX_LEAGUE_MATCHES",
     "NAME_PATTERN",
     "LeagueConfig",
@@ -242,9 +243,9 @@ class LeagueConfig:
         if not isinstance(jobs, int) or jobs < 1:
             problems.append("jobs must be a positive integer")
         candidates = _candidates(data.get("candidates", []), bots, problems)
-        knockout = data.get("format") == "knockout"
-        sprt = _sprt(data.get("sprt"), bots, duplicate, problems, knockout=knockout)
-        event = _event(data, bots, problems)
+        event = data.get("format") in ("swiss", "knockout")
+        sprt = _sprt(data.get("sprt"), bots, duplicate, problems, event=event)
+        kind = _event(data, bots, problems)
         parts = _sections(data, problems)
         if problems:
             raise LeagueError("bad league definition:\n" + "\n".join(f"  - {p}" for p in problems))
@@ -264,7 +265,7 @@ class LeagueConfig:
             public,
             candidates,
             sprt,
-            *event,
+            *kind,
         )
 
 
@@ -285,22 +286,22 @@ def _event(data: JsonObject, bots: list[str], problems: list[str]) -> tuple[str,
         return kind, 0, "order", 0
     if len(bots) < EVENT_MIN_BOTS[kind]:
         problems.append(f"a {kind} needs at least {EVENT_MIN_BOTS[kind]} bots, not {len(bots)}")
-    if "candidates" in data or (kind == "swiss" and "sprt" in data):
-        problems.append(f"a {kind} has no candidates or [sprt]: every bot of bots plays in it")
+    if "candidates" in data:
+        problems.append(f"a {kind} has no candidates: every bot of bots plays in it")
     most = _max_pairs(kind, data, problems)
     return kind, _rounds(kind, rounds, len(bots), problems), _seeding(seeding, problems), most
 
 
 def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
-    """A knockout's sequential ties' cap: given with ``[sprt]`` and only then."""
+    """An event's sequential ties' cap: given with ``[sprt]`` and only then."""
     given = data.get("max_pairs")
-    if "sprt" not in data or kind != "knockout":
+    if "sprt" not in data:
         if given is not None:
-            problems.append("max_pairs is for a knockout whose ties are sequential ([sprt])")
+            problems.append("max_pairs is for an event whose ties are sequential ([sprt])")
         return 0
     if not isinstance(given, int) or isinstance(given, bool) or given < 1:
         problems.append(
-            f"a knockout with [sprt] needs max_pairs = N, at least 1: the most pairs a tie "
+            f"a {kind} with [sprt] needs max_pairs = N, at least 1: the most pairs a tie "
             f"plays (given: {given!r})"
         )
         return 0
@@ -309,9 +310,8 @@ def _max_pairs(kind: str, data: JsonObject, problems: list[str]) -> int:
 
 def _rounds(kind: str, rounds: object, field: int, problems: list[str]) -> int:
     """A Swiss's rounds: at least 1, and no more than a round robin's (N - 1 for a field of N,
-    N when N is odd and each round has a bye). That does not make every round free of repeats:
-    pairing round by round without looking ahead can leave pairings no round completes
-    (docs/events.md)."""
+    N when N is odd and each round has a bye): so many that pairing method 2 pairs them all
+    without a repeat while its searches end within their budgets (docs/events.md)."""
     if kind == "knockout":
         if rounds is not None:
             problems.append("a knockout has no rounds: the bracket decides how many")
@@ -358,10 +358,10 @@ def _sprt(
     duplicate: object,
     problems: list[str],
     *,
-    knockout: bool = False,
+    event: bool = False,
 ) -> TestSettings | None:
-    """A match's sequential test (with ``knockout``, each tie's), checked (problems added to
-    ``problems``)."""
+    """A match's sequential test (with ``event``, each tie's: a Swiss's or a knockout's),
+    checked (problems added to ``problems``)."""
     if given is None:
         return None
     if not isinstance(given, dict):
@@ -370,17 +370,17 @@ def _sprt(
             "effect0, effect1, alpha, beta"
         )
         return None
-    if knockout and duplicate is not True:
-        problems.append("a knockout's [sprt] needs duplicate on (it counts pairs)")
-    elif not knockout and (len(bots) != 2 or duplicate is not True):
+    if event and duplicate is not True:
+        problems.append("an event's [sprt] needs duplicate on (it counts pairs)")
+    elif not event and (len(bots) != 2 or duplicate is not True):
         problems.append("[sprt] needs exactly two bots and duplicate on (it counts pairs)")
     try:
         settings = settings_from_dict(given)
     except (TypeError, ValueError) as error:
         problems.append(f"[sprt]: {error}")
         return None
-    if knockout and not isinstance(settings, SprtSettings):
-        problems.append("a knockout's [sprt] tests the pairs' series scores: elo0, elo1 only")
+    if event and not isinstance(settings, SprtSettings):
+        problems.append("an event's [sprt] tests the pairs' series scores: elo0, elo1 only")
         return None
     return settings
 

@@ -7,7 +7,9 @@ rounds before it, and the round is stored with its matches in one transaction
 (``Store.save_round``) before any of them plays. So a run killed at any point resumes with the
 same rounds: a round stored is never paired again, and a round not yet stored is paired from the
 same results, so the same. :func:`check_rounds` re-pairs every stored round from the results
-before it (what ``gin league verify`` checks).
+before it (what ``gin league verify`` checks), with the version of the Swiss pairing its first
+round was paired with (kept in each round's record; an event stored before versions were kept is
+version 1's), so an event goes on, and verifies, as it was paired.
 
 The seeds (the field in order, strongest first) are decided when the first round is paired and
 kept in each round's record: the league file's order, a draw keyed by the league's secret, or
@@ -31,6 +33,8 @@ from dataclasses import dataclass
 
 from protocol.bounded import JsonObject, loads_json
 from tournaments.events import (
+    PAIRING_METHOD,
+    PAIRING_METHODS,
     Tie,
     TieResult,
     knockout_round,
@@ -62,15 +66,18 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class StoredRound:
-    """A round as the store keeps it: the event's seeds and the round's ties."""
+    """A round as the store keeps it: the event's seeds, the round's ties, and the version of
+    the Swiss pairing the event is paired with (``method``; a round stored before versions
+    were kept has none in its JSON, and is read as version 1's)."""
 
     seeds: tuple[str, ...]
     ties: tuple[Tie, ...]
+    method: int = PAIRING_METHOD
 
     def to_json(self) -> str:
         """The ``pairing`` column of ``event_rounds``."""
         ties = [[tie.first, tie.second] for tie in self.ties]
-        return json.dumps({"seeds": list(self.seeds), "ties": ties})
+        return json.dumps({"seeds": list(self.seeds), "ties": ties, "method": self.method})
 
     @classmethod
     def from_json(cls, text: str, number: int) -> StoredRound:
@@ -83,10 +90,13 @@ class StoredRound:
             data = loads_json(text)
             if not isinstance(data, dict):
                 raise TypeError("not a JSON object")
-            seeds, ties = data["seeds"], data["ties"]
+            seeds, ties, method = data["seeds"], data["ties"], data.get("method", 1)
             if not isinstance(seeds, list) or not isinstance(ties, list):
                 raise TypeError("seeds and ties are not lists")
-            return cls(tuple(map(_name, seeds)), tuple(map(_tie, ties)))
+            if method not in PAIRING_METHODS or isinstance(method, bool):
+                raise ValueError(f"no pairing method {method!r}")
+            assert isinstance(method, int)
+            return cls(tuple(map(_name, seeds)), tuple(map(_tie, ties)), method)
         except (ValueError, KeyError, TypeError) as error:
             raise StoreDamaged(f"pairing of round {number + 1}", repr(error)) from None
 
@@ -119,6 +129,8 @@ class EventState:
     ``played``."""
     scheduled: tuple[MatchRow, ...] = ()
     """The matches its rounds' ties schedule, as far as their results go."""
+    method: int = PAIRING_METHOD
+    """The version of the Swiss pairing: its first round's (the current one before that)."""
 
     @property
     def complete(self) -> bool:
@@ -139,7 +151,7 @@ class EventState:
             if config.format == "swiss":
                 if len(self.rounds) >= config.rounds:
                     return ()
-                return swiss_round(self.seeds, self.results)
+                return swiss_round(self.seeds, self.results, config.rounds, self.method)
             return knockout_round(self.seeds, self.results)
         except (ValueError, KeyError) as error:  # rounds edited by hand: pairs no bracket makes
             raise StoreDamaged(f"rounds of event {config.name!r}", str(error)) from None
@@ -159,7 +171,7 @@ class EventState:
                 if played is not None and not tie.bye:
                     result = played[index]
                     entry |= {"points": result.points, "series": result.series}
-                    level = 2 * result.points == result.series
+                    level = result.match_points() == (0.5, 0.5)
                     winner = (
                         None if level and self.league.config.format == "swiss" else result.winner()
                     )
@@ -201,11 +213,13 @@ def event_state(store: Store, name: str) -> EventState:
         if len(results) == len(states) - 1 and "pending" not in states[-1]:
             results.append(tuple(plan.result for plan in plans))
     seeds = rounds[0].seeds if rounds else ()
-    return EventState(league, seeds, rounds, tuple(results), tuple(states), tuple(wanted))
+    method = rounds[0].method if rounds else PAIRING_METHOD
+    return EventState(league, seeds, rounds, tuple(results), tuple(states), tuple(wanted), method)
 
 
 def _checked_rounds(rounds: tuple[StoredRound, ...]) -> tuple[StoredRound, ...]:
-    """The stored rounds, if each keeps round 1's seeds and pairs only bots among them.
+    """The stored rounds, if each keeps round 1's seeds and pairing method and pairs only bots
+    among them.
 
     Raises:
         StoreDamaged: a round that does not.
@@ -213,6 +227,8 @@ def _checked_rounds(rounds: tuple[StoredRound, ...]) -> tuple[StoredRound, ...]:
     for number, stored in enumerate(rounds):
         if stored.seeds != rounds[0].seeds:
             raise StoreDamaged(f"pairing of round {number + 1}", "its seeds are not round 1's")
+        if stored.method != rounds[0].method:
+            raise StoreDamaged(f"pairing of round {number + 1}", "its method is not round 1's")
         named = {bot for tie in stored.ties for bot in tie.bots()}
         if not named <= set(stored.seeds) or len(set(stored.seeds)) != len(stored.seeds):
             raise StoreDamaged(f"pairing of round {number + 1}", "a tie names a bot not seeded")
@@ -247,7 +263,7 @@ def tie_plan(
     met: Counter[frozenset[str]],
     results: dict[str, ResultRow],
 ) -> TiePlan:
-    """A tie's series and how far it is: ``series_per_pairing`` series, or with a knockout's
+    """A tie's series and how far it is: ``series_per_pairing`` series, or with an event's
     ``[sprt]`` one pair at a time until the test over its pairs decides or ``max_pairs`` are
     played. ``met`` counts the ties of each pairing so far (this one is added), so a pairing
     met again plays new series; ``results``: the event's, by match id."""
@@ -338,7 +354,8 @@ def advance(store: Store, name: str) -> int:
         for tie in stored.ties:
             tie_plan(state.league, secret, tie, met, {})
     rows = [m for tie in ties for m in tie_plan(state.league, secret, tie, met, {}).matches]
-    fresh = store.save_round(name, len(state.rounds), StoredRound(seeds, ties).to_json(), rows)
+    pairing = StoredRound(seeds, ties, state.method).to_json()
+    fresh = store.save_round(name, len(state.rounds), pairing, rows)
     return len(rows) if fresh else 0
 
 
@@ -381,6 +398,7 @@ def _pairing_problems(state: EventState) -> list[str]:
             state.rounds[:number],
             state.results[:number],
             state.tie_states[:number],
+            method=state.method,
         )
         try:
             expected = before.next_ties()

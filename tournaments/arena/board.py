@@ -4,15 +4,27 @@ for a fit)."""
 
 from __future__ import annotations
 
+import contextlib
+import pickle
+import signal
+import struct
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Final
 
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.registry import parse_spec
 from tournaments.stats.standings import BotStanding, Standings, read_standings
 
-__all__ = ["Board", "BoardRow", "compute_board", "new_points"]
+__all__ = ["Board", "BoardProcess", "BoardRow", "compute_board", "new_points"]
+
+
+_HEAD: Final = struct.Struct(">Q")
+"""The length before each answer of the board's process."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +73,7 @@ class Board:
 
 def compute_board(store: ArenaStore) -> Board:
     """The leaderboard as the store has it now (the standings' fit included: seconds on a
-    hundred thousand results; run it in a thread)."""
+    hundred thousand results; run it in a thread, or in a :class:`BoardProcess`)."""
     at = time.time()
     entrants = store.entrants()
     owners = store.owners()
@@ -108,3 +120,100 @@ def new_points(before: Board, after: Board) -> list[RatingPoint]:
         for row in after.rows
         if row.rating is not None and row.series != old.get(row.ident, 0)
     ]
+
+
+class BoardProcess:
+    """:func:`compute_board` in a process of its own (``python -m tournaments.arena.board
+    STORE``), started on first use and kept: a big ladder's fit is seconds of pure Python, which
+    in a thread of the server would hold the interpreter's lock from the web's requests all that
+    time. One request at a time (the caller's refresh is one at a time); blocking, so called in a
+    thread. The process reads the store on its own connection, and ends when its input does (its
+    server gone, even killed) or when :meth:`stop` kills it."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.store_path = store_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started = 0
+        """Processes started so far."""
+
+    def compute(self) -> Board:
+        """The board as the store has it now.
+
+        Raises:
+            RuntimeError: the process failed to compute it (its one-line reason) or ended.
+        """
+        process = self.process or self._start()
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            process.stdin.write(b"b")
+            process.stdin.flush()
+            head = _read_exactly(process.stdout, _HEAD.size)
+            answer = _read_exactly(process.stdout, _HEAD.unpack(head)[0])
+        except (OSError, EOFError) as error:
+            self.stop()
+            raise RuntimeError(f"the board's process ended ({error or 'no answer'})") from None
+        try:
+            ok, value = pickle.loads(answer)  # our own child's answer
+        except Exception as error:
+            raise RuntimeError(f"the board's process answered no board ({error})") from None
+        if not ok:
+            raise RuntimeError(str(value))
+        if not isinstance(value, Board):
+            raise RuntimeError("the board's process answered no board")
+        return value
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tournaments.arena.board", str(self.store_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.started += 1
+        return self.process
+
+    def stop(self) -> None:
+        """End the process (a computation in flight ends with it)."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError("the board's process ended")
+    return data
+
+
+def _serve(store_path: str) -> None:
+    """The board's process: a board for each byte read, until its input ends. Ctrl-C at the
+    terminal is its server's to handle (the server stops it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing else may write where the answers go
+    store: ArenaStore | None = None
+    while sys.stdin.buffer.read(1):
+        try:
+            store = store or ArenaStore(Path(store_path))
+            answer = pickle.dumps((True, compute_board(store)))
+        except Exception as error:  # said in one line by the server, which keeps its board
+            answer = pickle.dumps((False, f"{type(error).__name__}: {error}"))
+        try:
+            out.write(_HEAD.pack(len(answer)) + answer)
+            out.flush()
+        except BrokenPipeError:  # the server is gone
+            return
+
+
+if __name__ == "__main__":  # its classes pickled by their module's name, not as __main__'s
+    from tournaments.arena.board import _serve as serve_boards
+
+    serve_boards(sys.argv[1])

@@ -331,6 +331,11 @@ class Ladder(LeagueRunner):
             self._holds -= 1
             self._room.unpark_all()
 
+    @property
+    def in_flight(self) -> int:
+        """The ladder's pairs started and not ended."""
+        return self._started
+
     def wake(self) -> None:
         """Bots entered or left: look for a pairing again."""
         self._changed.set()

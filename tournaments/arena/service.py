@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -22,15 +22,23 @@ import trio
 
 from protocol.bounded import JsonObject
 from referee.control import TimeControl
-from tournaments.arena.board import Board, compute_board, new_points
-from tournaments.arena.ladder import UNKNOWN_WIDTH, Known, Ladder
+from tournaments.arena.board import Board, BoardProcess, compute_board, new_points
+from tournaments.arena.ladder import LADDER, UNKNOWN_WIDTH, Known, Ladder
 from tournaments.arena.store import ArenaStore, Entrant, EntrantState
 from tournaments.executors import Executor
 from tournaments.registry import Arena, Checker, parse_spec
 from tournaments.runner import LeagueBusy, Progress
-from tournaments.store import BotRow, MatchRow
+from tournaments.store import BotRow, MatchRow, MatchState
 
-__all__ = ["MAX_LISTENERS", "ArenaRefusal", "ArenaService", "Event", "LiveMatch", "Publisher"]
+__all__ = [
+    "MAX_LISTENERS",
+    "REFRESH_SHARE",
+    "ArenaRefusal",
+    "ArenaService",
+    "Event",
+    "LiveMatch",
+    "Publisher",
+]
 
 
 _log = logging.getLogger("gin.arena")
@@ -40,6 +48,10 @@ BOARD_RETRY_S: Final = 30.0
 """How long after a failed computation of the board the next is tried."""
 REFRESH_SHARE: Final = 0.2
 """The most of the time the board's refresh may take (the rest it waits between two)."""
+BOARD_PROCESS_RESULTS: Final = 5000
+"""From this many ladder results, the board's fit runs in a process of its own, not a thread."""
+BOARD_PROCESS_AFTER_S: Final = 0.5
+"""A fit in a thread that took this long moves to a process of its own for the next boards."""
 MAX_LISTENERS: Final = 1000
 """Live pages open at once (each holds a connection)."""
 
@@ -58,7 +70,8 @@ class Event:
 
     id: int
     kind: str
-    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``."""
+    """``started``, ``finished``, ``pair``, ``board``, ``entered``, ``left``, ``stopped``,
+    ``event`` (an arena event frozen, not played or finished)."""
     data: JsonObject
     """The event's payload, the one free-form field here: it goes out as JSON to the live
     pages' script as it is (``tournaments.arena.web``), and nothing in Python reads it back;
@@ -117,6 +130,10 @@ class Publisher(Protocol):
     def board_computed(self, board: Board) -> None:
         """A board just computed, before it is shown (called in a worker thread)."""
 
+    def board_shown(self, board: Board) -> None:
+        """A board just shown: the rest of its pages (called in a worker thread, its time
+        counted in the board's refresh)."""
+
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: it must not block)."""
 
@@ -146,27 +163,45 @@ class ArenaService:
         time_control: TimeControl | None = None,
         seed: int | None = None,
         ladder: bool = True,
+        events: bool | None = None,
     ) -> None:
         """``checker`` runs the conformance kit on each upload (``None``: none, for tests of
-        trusted code only); ``ladder=False`` serves pages and takes uploads without playing."""
+        trusted code only); ``ladder=False`` serves pages and takes uploads without playing;
+        ``events``: whether it freezes and plays the arena's events (``None``: as ``ladder``)."""
         from tournaments.arena.intake import Intake  # noqa: PLC0415 - intake uses this module
 
         self.arena = arena
         self.store = store
+        self.jobs = jobs
+        self.strict = strict
+        self.executor = executor
+        """The executor given (``None``: the ladder's own local pool); an event plays on it."""
+        self.time_control = time_control
         self.events = EventHub()
         self.board = Board.empty()
         self.board_seconds = 0.0
         """How long the last board took to compute."""
+        self.board_process = BoardProcess(arena.store_path)
+        """Where a big ladder's fit runs (started when first needed: see :meth:`_compute`)."""
+        self._fit_apart = False
+        self.publish_seconds = 0.0
+        """How long the pages of the last board took to publish after it was shown."""
         self.board_error = ""
         """Why the board is older than the store (empty: it is not)."""
         self.ladder_error = ""
         """Why the ladder stopped (empty: it plays, or was never started)."""
+        self.event_error = ""
+        """Why the events stopped (empty: they did not)."""
         self._running: dict[str, LiveMatch] = {}
         """The matches in flight, by id (what the live page shows)."""
+        self._held: dict[str, JsonObject] = {}
+        """The ``finished`` events of first legs whose mirror leg is still to be recorded, by
+        match id: sent with the pair (what a first leg says is held until then)."""
         self._local = threading.local()
         self._board_wanted = trio.Event()
         self._board_wanted.set()  # the first board at once
         self.ladder: Ladder | None = None
+        self.plays_events = ladder if events is None else events
         if ladder:
             self.ladder = Ladder(
                 arena,
@@ -187,13 +222,20 @@ class ArenaService:
     # --- running -------------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Run the ladder, the intake and the board's refresh until cancelled."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._refresh_board)
-            nursery.start_soon(self.intake.run)
-            if self.ladder is not None:
-                nursery.start_soon(self._run_ladder, self.ladder)
-            task_status.started()
+        """Run the ladder, the intake, the board's refresh and the events until cancelled."""
+        from tournaments.arena.event import run_events  # noqa: PLC0415 - it uses this module
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._refresh_board)
+                nursery.start_soon(self.intake.run)
+                if self.plays_events:
+                    nursery.start_soon(self._run_events, run_events)
+                if self.ladder is not None:
+                    nursery.start_soon(self._run_ladder, self.ladder)
+                task_status.started()
+        finally:
+            self.board_process.stop()
 
     async def _run_ladder(self, ladder: Ladder) -> None:
         """The ladder until cancelled; one that fails (a full disk, a lost cluster, a damaged
@@ -210,6 +252,26 @@ class ArenaService:
             self.events.publish("stopped", {"why": self.ladder_error})
             self.want_board()  # its pages say so
 
+    async def _run_events(self, run: Callable[[ArenaService], Awaitable[None]]) -> None:
+        """The events until cancelled; one that fails is logged and said, as the ladder's."""
+        try:
+            await run(self)
+        except LeagueBusy:
+            raise
+        except Exception as error:  # said on the pages, logged in full
+            _log.exception("the events stopped")
+            self.event_error = f"the event stopped: {error}"
+            self.events.publish("stopped", {"why": self.event_error})
+
+    def event_finished(self, name: str) -> None:
+        """An event just finished: its download is made (in a worker thread)."""
+        from tournaments.arena.bundle import write_bundle  # noqa: PLC0415 - it uses this module
+
+        try:
+            write_bundle(self.reader(), self.arena, name)
+        except Exception:  # the page offers none; the event's results stand
+            _log.exception("the download of event %s could not be made", name)
+
     def reader(self) -> ArenaStore:
         """This thread's own connection to the store (for reads off the trio thread)."""
         store: ArenaStore | None = getattr(self._local, "store", None)
@@ -222,14 +284,14 @@ class ArenaService:
         """Recompute the board whenever a pair ended (or bots came or went) since the last: after
         every pair, on a ladder whose fit takes milliseconds; on a big one (a fit of seconds), at
         most once per :data:`REFRESH_SHARE` of the time, so the fit never takes more than that
-        share of a core from the matches."""
+        share of a core from the matches (its pages' publishing counted in)."""
         while True:
             await self._board_wanted.wait()
             self._board_wanted = trio.Event()
             before = self.board
             started = trio.current_time()
             try:
-                board = await trio.to_thread.run_sync(self._next_board)
+                board = await self._next_board()
             except Exception as error:  # a damaged row: the last board stays
                 _log.exception("the leaderboard could not be computed")
                 self.board_error = f"the leaderboard is as of its last computation: {error}"
@@ -248,23 +310,65 @@ class ArenaService:
                     if row.rating is not None
                 }
             self.events.publish("board", {"series": board.series, "bots": len(board.rows)})
-            await trio.sleep(self.board_seconds * (1 / REFRESH_SHARE - 1))
+            self.publish_seconds = await self._board_shown(board)
+            spent = self.board_seconds + self.publish_seconds
+            await trio.sleep(spent * (1 / REFRESH_SHARE - 1))
 
-    def _next_board(self) -> Board:
+    async def _board_shown(self, board: Board) -> float:
+        """Tell the publisher of the board now shown, in a thread; the seconds it took."""
+        if self.publisher is None:
+            return 0.0
+        started = trio.current_time()
+        try:
+            await trio.to_thread.run_sync(self.publisher.board_shown, board)
+        except Exception:  # a full disk, a damaged row: the pages are rendered on request
+            _log.exception("the leaderboard's bot pages could not be published")
+        return trio.current_time() - started
+
+    async def _next_board(self) -> Board:
         """The board as the store has it now, published before it is shown (a publisher that
         fails is logged: the pages are rendered again on request)."""
-        board = compute_board(self.reader())
+        board = await self._compute()
         self.board_error = ""
         if self.publisher is not None:
-            try:
-                self.publisher.board_computed(board)
-            except Exception:
-                _log.exception("the leaderboard's pages could not be published")
+            await trio.to_thread.run_sync(self._publish, board)
         return board
+
+    async def _compute(self) -> Board:
+        """The fit: in a thread while it is quick; in :attr:`board_process` from
+        :data:`BOARD_PROCESS_RESULTS` results, or once a fit in a thread has taken
+        :data:`BOARD_PROCESS_AFTER_S` (measured: 21 s for 100,000 results, during which a thread
+        of this process would take most of the interpreter from the web)."""
+        if not self._fit_apart:
+            done = self.store.counts(LADDER).get(MatchState.DONE, 0)
+            self._fit_apart = done >= BOARD_PROCESS_RESULTS
+        if self._fit_apart:
+            try:
+                return await trio.to_thread.run_sync(
+                    self.board_process.compute, abandon_on_cancel=True
+                )
+            except trio.Cancelled:
+                self.board_process.stop()  # the abandoned thread's read ends with it
+                raise
+        started = time.perf_counter()
+        board = await trio.to_thread.run_sync(lambda: compute_board(self.reader()))
+        self._fit_apart = time.perf_counter() - started >= BOARD_PROCESS_AFTER_S
+        return board
+
+    def _publish(self, board: Board) -> None:
+        assert self.publisher is not None
+        try:
+            self.publisher.board_computed(board)
+        except Exception:
+            _log.exception("the leaderboard's pages could not be published")
 
     def want_board(self) -> None:
         """Ask for a fresh board (coalesced: one computation at a time)."""
         self._board_wanted.set()
+
+    def progressed(self, progress: Progress) -> None:
+        """A runner's progress (the ladder's, an event's): matches started or ended, as events."""
+        self._progress(progress)
 
     def _progress(self, progress: Progress) -> None:
         """The ladder's progress: matches that started or ended, as events."""
@@ -272,7 +376,11 @@ class ArenaService:
         ended = [m for m in self._running if m not in running]
         for match_id in ended:
             seats = self._running.pop(match_id).seats
-            self.events.publish("finished", {"match": match_id, "seats": list(seats)})
+            finished: JsonObject = {"match": match_id, "seats": list(seats)}
+            if self.store.mirror_pending(match_id):
+                self._held[match_id] = finished
+            else:
+                self.events.publish("finished", finished)
         if ended and self.publisher is not None:
             self.publisher.recorded(ended)
         for match_id in running:
@@ -285,6 +393,10 @@ class ArenaService:
     def _pair_done(self, legs: list[MatchRow]) -> None:
         if self.publisher is not None:  # the first leg, held until now, with the second
             self.publisher.recorded([leg.match_id for leg in legs])
+        for leg in legs:
+            held = self._held.pop(leg.match_id, None)
+            if held is not None:
+                self.events.publish("finished", held)
         self.events.publish(
             "pair",
             {"matches": [leg.match_id for leg in legs], "seats": [legs[0].seat0, legs[0].seat1]},

@@ -14,13 +14,15 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar, Final
 
-from tournaments.store import Store, StoreDamaged
+from tournaments.store import MatchRow, MatchState, Store, StoreDamaged
 
 __all__ = [
     "ARENA_TABLES",
     "ArenaStore",
     "Entrant",
     "EntrantState",
+    "EventPhase",
+    "EventRow",
     "RatingPoint",
     "Submission",
     "SubmissionState",
@@ -73,6 +75,17 @@ CREATE TABLE IF NOT EXISTS sessions (
     ended_at REAL
 );
 CREATE TABLE IF NOT EXISTS banned (name TEXT PRIMARY KEY, reason TEXT NOT NULL, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS arena_events (
+    name TEXT PRIMARY KEY,
+    format TEXT NOT NULL,
+    at REAL NOT NULL,
+    options TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    changed_at REAL NOT NULL,
+    snapshot TEXT NOT NULL DEFAULT '[]',
+    outcome TEXT NOT NULL DEFAULT ''
+);
 """
 
 
@@ -96,6 +109,42 @@ class EntrantState(enum.StrEnum):
     """It faulted in every recent series (``reason`` says how); a new version enters afresh."""
     RETIRED = "retired"
     """Its author retired it, or a newer version of it entered: it plays no more."""
+
+
+class EventPhase(enum.StrEnum):
+    """Where an arena event is (the ``phase`` column of ``arena_events``)."""
+
+    SCHEDULED = "scheduled"
+    """Its deadline is to come: uploads still count for it."""
+    PLAYING = "playing"
+    """Frozen at its deadline (its snapshot and its league stored together), being played."""
+    FINISHED = "finished"
+    NOT_PLAYED = "not played"
+    """Too small a field at the deadline (``outcome`` says how many bots)."""
+    CANCELLED = "cancelled"
+
+    @property
+    def open(self) -> bool:
+        """Whether it holds the arena's one event place (scheduled or playing)."""
+        return self in (EventPhase.SCHEDULED, EventPhase.PLAYING)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """An arena event as the store keeps it (``tournaments.arena.event`` reads its fields)."""
+
+    name: str
+    format: str
+    at: float
+    """Its deadline (seconds since the epoch)."""
+    options: str
+    """Its format's options, JSON."""
+    phase: EventPhase
+    created_at: float
+    changed_at: float
+    snapshot: str = "[]"
+    """The bots frozen into it, JSON (empty before its deadline)."""
+    outcome: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +185,10 @@ class RatingPoint:
     low: float | None
     high: float | None
     series: int
+
+
+class _NotScheduledError(Exception):
+    """Rolls a freeze back: the event was not scheduled any more."""
 
 
 class ArenaStore(Store):
@@ -361,6 +414,18 @@ class ArenaStore(Store):
             )
         return cursor.rowcount > 0
 
+    def open_or_newer(self, league: str, after: int) -> list[tuple[int, str, str, str, str]]:
+        """A league's matches scheduled after row number ``after`` and those not finished
+        (pending or running): row number, id, seats and state of each. What tells, once a
+        board, whose recent matches changed since the last (one query, not one a bot)."""
+        columns = "SELECT rowid, match_id, seat0, seat1, state FROM matches"
+        rows = self.db.execute(
+            f"{columns} WHERE rowid > ?2 AND league = ?1"
+            f" UNION {columns} WHERE league = ?1 AND state IN (?3, ?4)",
+            (league, after, MatchState.PENDING.value, MatchState.RUNNING.value),
+        ).fetchall()
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4])) for r in rows]
+
     def entrants(self, state: EntrantState | None = None) -> list[Entrant]:
         """The ladder's bots, in the order they entered."""
         query, args = "SELECT * FROM entrants", tuple[str, ...]()
@@ -383,6 +448,79 @@ class ArenaStore(Store):
                 [(p.ident, p.at, p.rating, p.low, p.high, p.series) for p in points],
             )
 
+    def add_event(self, row: EventRow) -> str | None:
+        """Schedule an event, unless one is scheduled or playing, or the name is taken (checked in
+        the same transaction); returns the name of the event in the way (``None``: added)."""
+        with self.transaction() as db:
+            phases = (EventPhase.SCHEDULED.value, EventPhase.PLAYING.value)
+            found = db.execute(
+                "SELECT name FROM arena_events WHERE phase IN (?, ?) OR name = ?",
+                (*phases, row.name),
+            ).fetchone()
+            if found is not None:
+                return str(found["name"])
+            db.execute(
+                "INSERT INTO arena_events (name, format, at, options, phase, created_at,"
+                " changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.name,
+                    row.format,
+                    row.at,
+                    row.options,
+                    row.phase.value,
+                    row.created_at,
+                    row.changed_at,
+                ),
+            )
+        return None
+
+    def arena_events(self) -> list[EventRow]:
+        """Every event, the latest deadline first."""
+        rows = self.db.execute("SELECT * FROM arena_events ORDER BY at DESC, name").fetchall()
+        return [_event_row(row) for row in rows]
+
+    def arena_event(self, name: str) -> EventRow | None:
+        """One event."""
+        row = self.db.execute("SELECT * FROM arena_events WHERE name = ?", (name,)).fetchone()
+        return None if row is None else _event_row(row)
+
+    def set_event_phase(
+        self, name: str, before: EventPhase, after: EventPhase, outcome: str = ""
+    ) -> bool:
+        """Move an event from phase ``before`` to ``after``; False if it was not in ``before``."""
+        with self.transaction() as db:
+            cursor = db.execute(
+                "UPDATE arena_events SET phase = ?, outcome = ?, changed_at = ? WHERE name = ?"
+                " AND phase = ?",
+                (after.value, outcome, time.time(), name, before.value),
+            )
+        return cursor.rowcount > 0
+
+    def freeze_event(
+        self, name: str, snapshot: str, league: str, matches: list[MatchRow], secret: bytes
+    ) -> bool:
+        """Freeze a scheduled event: its snapshot, its phase (playing) and its league (``league``:
+        the definition's JSON; ``matches``: a round robin's, none for a Swiss or a knockout) in
+        one transaction. False (nothing written) if it was not scheduled."""
+        frozen = False
+
+        def mark(db: sqlite3.Connection) -> None:
+            nonlocal frozen
+            cursor = db.execute(
+                "UPDATE arena_events SET phase = ?, snapshot = ?, changed_at = ? WHERE name = ?"
+                " AND phase = ?",
+                (EventPhase.PLAYING.value, snapshot, time.time(), name, EventPhase.SCHEDULED.value),
+            )
+            frozen = cursor.rowcount == 1
+            if not frozen:
+                raise _NotScheduledError
+
+        try:
+            self.save_league(name, league, matches, secret, also=mark)
+        except _NotScheduledError:
+            return False
+        return frozen
+
     def rating_history(self, ident: str, limit: int = 500) -> list[RatingPoint]:
         """A bot's ladder ratings, oldest first (the latest ``limit``)."""
         rows = self.db.execute(
@@ -401,6 +539,24 @@ class ArenaStore(Store):
             )
             for row in rows
         ]
+
+
+def _event_row(row: sqlite3.Row) -> EventRow:
+    try:
+        phase = EventPhase(row["phase"])
+    except ValueError:
+        raise StoreDamaged(f"event {row['name']}", f"unknown phase {row['phase']!r}") from None
+    return EventRow(
+        str(row["name"]),
+        str(row["format"]),
+        float(row["at"]),
+        str(row["options"]),
+        phase,
+        float(row["created_at"]),
+        float(row["changed_at"]),
+        str(row["snapshot"]),
+        str(row["outcome"]),
+    )
 
 
 def _submission(row: sqlite3.Row) -> Submission:

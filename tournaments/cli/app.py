@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tournaments.cli import arena, bot, league, play, sandbox
+from tournaments.cli import arena, arena_event, bot, league, play, sandbox
 from tournaments.cli.common import app, league_app
 from tournaments.cli.league_new import league_new
 from tournaments.cli.match import match
@@ -13,4 +13,4 @@ app.command()(replay)
 app.command()(match)
 league_app.command("new")(league_new)
 
-__all__ = ["app", "arena", "bot", "league", "play", "sandbox"]
+__all__ = ["app", "arena", "arena_event", "bot", "league", "play", "sandbox"]

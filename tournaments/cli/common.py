@@ -33,6 +33,7 @@ __all__ = [
     "choice",
     "console",
     "errors",
+    "event_app",
     "fail",
     "league_app",
     "move_time_control",
@@ -124,7 +125,9 @@ league_app = _group(
 )
 arena_app = _group("The hosted arena: serve it, and manage its authors and ladder.")
 author_app = _group("The arena's authors and their API tokens.")
+event_app = _group("The arena's event: a tournament of the ladder's bots at a deadline.")
 arena_app.add_typer(author_app, name="author")
+arena_app.add_typer(event_app, name="event")
 app.add_typer(bot_app, name="bot")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(league_app, name="league")

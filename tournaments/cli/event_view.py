@@ -1,15 +1,16 @@
 """What ``gin league status`` and ``standings`` show of an event: its rounds (or bracket), a
-line each, and its standings table."""
+line each, its standings table, and for a report (Markdown, HTML) its rounds or its bracket as
+a table."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from tournaments.cli.render import Grid
-from tournaments.events import Tie, TieResult
-from tournaments.rounds import EventLine, EventState
+from tournaments.events import Tie, TieResult, knockout_rounds
+from tournaments.rounds import STAGES, EventLine, EventState
 
-__all__ = ["event_grid", "round_lines"]
+__all__ = ["bracket_grid", "event_grid", "round_lines", "rounds_grid"]
 
 
 def round_lines(state: EventState) -> list[str]:
@@ -74,3 +75,66 @@ def event_grid(
     if config.format == "knockout":
         title = f"Knockout: {config.name} (by stage reached, then seed)"
     return Grid(title, columns, tuple(rows), (), ("bot",))
+
+
+def _result(state: EventState, number: int, index: int) -> TieResult | None:
+    return state.results[number][index] if number < len(state.results) else None
+
+
+def rounds_grid(state: EventState) -> Grid:
+    """A Swiss's rounds, a row per tie: its bots, its series score and who won it."""
+    rows = []
+    for number, stored in enumerate(state.rounds):
+        for index, tie in enumerate(stored.ties):
+            rows.append((str(number + 1), *_tie_cells(state, number, index, tie)))
+    columns = (
+        ("round", "right"),
+        ("first", "left"),
+        ("second", "left"),
+        ("series", "right"),
+        ("result", "left"),
+    )
+    planned = state.league.config.rounds
+    title = f"Rounds: {state.league.config.name} ({len(state.rounds)} of {planned} paired)"
+    return Grid(title, columns, tuple(rows), (), ("first", "second"))
+
+
+def _tie_cells(state: EventState, number: int, index: int, tie: Tie) -> tuple[str, str, str, str]:
+    if tie.second is None:
+        return tie.first, "(bye)", "", "bye: 1 point"
+    result = _result(state, number, index)
+    if result is None or state.tie_states[number][index] != "played":
+        return tie.first, tie.second, "", state.tie_states[number][index]
+    score = f"{result.points:g}-{result.series - result.points:g}"
+    first, _ = result.match_points()
+    said = "drawn" if first == 0.5 else f"{tie.first if first else tie.second} won"
+    if result.decided_for is not None:
+        said += " (the test decided)"
+    return tie.first, tie.second, score, said
+
+
+def bracket_grid(state: EventState) -> Grid:
+    """A knockout's bracket: a column per round, each tie in the row of the first of the
+    first-round ties it follows from (who plays, the series score, who goes through)."""
+    total = knockout_rounds(len(state.seeds)) if state.seeds else 0
+    names = []
+    for number in range(total):
+        left = total - 1 - number
+        names.append(STAGES[left] if left < len(STAGES) else f"round {number + 1}")
+    height = len(state.rounds[0].ties) if state.rounds else 0
+    rows = []
+    for row in range(height):
+        cells = []
+        for number in range(total):
+            width = 1 << number
+            stored = state.rounds[number] if number < len(state.rounds) else None
+            if row % width or stored is None:
+                cells.append("")
+                continue
+            index = row // width
+            tie, result = stored.ties[index], _result(state, number, index)
+            tie_state = state.tie_states[number][index]
+            cells.append(_tie_text(tie, tie_state, result, knockout=True))
+        rows.append(tuple(cells))
+    columns = tuple((name, "left") for name in names)
+    return Grid(f"Bracket: {state.league.config.name}", columns, tuple(rows))

@@ -31,7 +31,7 @@ from tournaments.cli.common import (
     said,
 )
 from tournaments.cli.demo import DemoHomeError, demo_note, prepare_demo
-from tournaments.cli.event_view import event_grid, round_lines
+from tournaments.cli.event_view import bracket_grid, event_grid, round_lines, rounds_grid
 from tournaments.cli.live import LeagueView, PlainProgress
 from tournaments.executors import Executor, ExecutorError
 from tournaments.league import (
@@ -561,6 +561,10 @@ def _print_standings(
         grids = [render.standings_grid(standings), render.pairwise_grid(standings, first)]
         if event is not None:
             grids.insert(0, event_grid(*event))
+            if output in (Format.MARKDOWN, Format.HTML) and event[0].rounds:
+                state = event[0]
+                shape = rounds_grid if state.league.config.format == "swiss" else bracket_grid
+                grids.insert(1, shape(state))
         if crosstable or output is Format.HTML:  # a page has room for the grid
             grids.append(render.crosstable_grid(standings))
         if output is Format.MARKDOWN:

@@ -44,16 +44,20 @@ class TieResult:
     """The winner a sequential test over the tie's pairs chose (``None``: none did)."""
 
     def match_points(self) -> tuple[float, float]:
-        """The Swiss points of each side: 1 to the bot with more series points, ½ each when
-        level; a bye is a win.
+        """The Swiss points of each side: 1 to the bot a sequential test chose, if one did;
+        else 1 to the bot with more series points, ½ each when level; a bye is a win.
 
         >>> TieResult(Tie("a", "b"), 4, 2.5, -30).match_points()
         (1.0, 0.0)
         >>> TieResult(Tie("a", "b"), 4, 2.0, 55).match_points(), TieResult(Tie("a")).match_points()
         ((0.5, 0.5), (1.0, 0.0))
+        >>> TieResult(Tie("a", "b"), 8, 4.5, 20, decided_for="b").match_points()
+        (0.0, 1.0)
         """
         if self.tie.bye:
             return 1.0, 0.0
+        if self.decided_for is not None:
+            return (1.0, 0.0) if self.decided_for == self.tie.first else (0.0, 1.0)
         half = self.series / 2
         if self.points == half:
             return 0.5, 0.5

@@ -49,7 +49,7 @@ from referee.remote import RemoteSeat  # noqa: E402
 from tournaments.executors.packing import BotCodeMismatchError  # noqa: E402
 from tournaments.formats.records import MatchJob, MatchOutcome, MatchSummary  # noqa: E402
 
-__all__ = ["Worker", "WorkerLine"]
+__all__ = ["Worker", "WorkerLine", "reason"]
 
 
 PARENT_POLL_S = 0.5

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import ClassVar, Final
 
 from protocol.bounded import JsonObject
@@ -83,13 +83,21 @@ class LeagueTables(Database):
         return [row["name"] for row in self.db.execute("SELECT name FROM leagues ORDER BY name")]
 
     def save_league(
-        self, name: str, config: str, matches: list[MatchRow], secret: bytes | None
+        self,
+        name: str,
+        config: str,
+        matches: list[MatchRow],
+        secret: bytes | None,
+        also: Callable[[sqlite3.Connection], None] | None = None,
     ) -> int:
         """Create or extend a league (``config``: its definition's JSON, as
         :meth:`league_config` gives it back); returns how many matches were new. ``secret`` is
         kept from the league's creation on (extending a league never changes it; a league from
-        before secrets gets it at its first extension)."""
+        before secrets gets it at its first extension). ``also``: more writes of the caller's in
+        the same transaction (an arena event's freeze); what it raises rolls all back."""
         with self.transaction() as db:
+            if also is not None:
+                also(db)
             db.execute(
                 "INSERT INTO leagues (name, config, created_at, secret) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT(name) DO UPDATE SET config = excluded.config,"

@@ -55,9 +55,17 @@ from tournaments.arena.web._auth import (
 from tournaments.arena.web._hardening import CSP, FORM_BYTES, REPLAY_CSP
 from tournaments.arena.web._live import PING_S
 from tournaments.arena.web._pages import RECENT_MATCHES, STDERR_SHOWN
-from tournaments.arena.web._publish import REPLAYS, Published
+from tournaments.arena.web._publish import MATCH_PAGES, REPLAYS, Published
 from tournaments.arena.web._state import REPLAY_CACHE
-from tournaments.arena.web._tree import MEMORY_BYTES, PUBLIC, Page, Tree, stamped_files, tree_stamp
+from tournaments.arena.web._tree import (
+    MEMORY_BYTES,
+    PUBLIC,
+    TEMPORARY_S,
+    Page,
+    Tree,
+    stamped_files,
+    tree_stamp,
+)
 
 __all__ = [
     "API_PER_MINUTE",
@@ -65,6 +73,7 @@ __all__ = [
     "FAILED_LOGINS_PER_MINUTE",
     "FORM_BYTES",
     "LOGINS_PER_MINUTE",
+    "MATCH_PAGES",
     "MEMORY_BYTES",
     "PING_S",
     "PUBLIC",
@@ -77,6 +86,7 @@ __all__ = [
     "SESSION_S",
     "STDERR_SHOWN",
     "STREAMS_PER_CLIENT",
+    "TEMPORARY_S",
     "UPLOADS_PER_MINUTE",
     "VISITOR_STREAMS",
     "Page",

@@ -9,6 +9,7 @@ service's own store; reads are plain endpoints, through :meth:`ArenaService.read
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict
 
 from starlette.requests import Request
@@ -17,6 +18,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from protocol.bounded import JsonObject
 from tournaments.arena import intake as intake_module
 from tournaments.arena.board import Board, BoardRow
+from tournaments.arena.event import upload_note
 from tournaments.arena.service import ArenaRefusal
 from tournaments.arena.web._auth import api_author, bearer, client, viewer_of
 from tournaments.arena.web._errors import Refused
@@ -39,9 +41,12 @@ async def upload(request: Request) -> Response:
         submission = web.service.intake.receive(author, data)
     except intake_module.UploadRefused as refusal:
         raise Refused(refusal.status, str(refusal)) from None
-    return JSONResponse(
-        {"id": submission, "state": "queued", "url": f"/api/submissions/{submission}"}, 202
-    )
+    answer: JsonObject = {"id": submission, "state": "queued"}
+    answer["url"] = f"/api/submissions/{submission}"
+    note = upload_note(web.service.store, time.time())
+    if note:
+        answer["event"] = note
+    return JSONResponse(answer, 202)
 
 
 def submission(request: Request) -> Response:
@@ -62,6 +67,7 @@ def submission(request: Request) -> Response:
             "checklist": checklist,
             "created_at": found.created_at,
             "finished_at": found.finished_at,
+            "event": upload_note(store, found.finished_at or time.time()),
         }
     )
 

@@ -24,6 +24,7 @@ from tournaments.arena.web._api import (
 )
 from tournaments.arena.web._downloads import log_download, standings_csv, standings_json, static
 from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._event import event_download, event_page
 from tournaments.arena.web._forms import login, login_form, logout, retire_form
 from tournaments.arena.web._front import Front
 from tournaments.arena.web._hardening import HEADERS, Hardened
@@ -48,6 +49,8 @@ ROUTES: Final = (
     Route("/matches/{match_id}/log.jsonl", log_download, methods=_GET),
     Route("/live", live_page, methods=_GET),
     Route("/events", events, methods=_GET),
+    Route("/events/{name}", event_page, methods=_GET),
+    Route("/events/{name}/event.tar.gz", event_download, methods=_GET),
     Route("/login", login_form, methods=_GET),
     Route("/login", login, methods=_POST),
     Route("/logout", logout, methods=_POST),

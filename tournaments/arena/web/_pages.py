@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from tournaments.arena.web._publish import Published
 
 __all__ = [
+    "EVENTS_LISTED",
     "RECENT_MATCHES",
     "STDERR_SHOWN",
     "bot_page",
@@ -53,6 +54,8 @@ __all__ = [
 
 STDERR_SHOWN: Final = 64 * 1024
 """The most of a seat's kept stderr the match page shows (the download has it all)."""
+EVENTS_LISTED: Final = 5
+"""The events the leaderboard links to (the latest deadlines)."""
 RECENT_MATCHES: Final = 20
 """The matches a bot's page lists (its latest)."""
 
@@ -80,7 +83,10 @@ def render_board(web: Web, viewer: Viewer, board: Board) -> HTMLResponse:
     """The leaderboard page of ``board``."""
     ranked = [row for row in board.rows if row.rating is not None]
     unrated = [row for row in board.rows if row.rating is None]
-    return web.page("board.html", viewer, board=board, ranked=ranked, unrated=unrated)
+    events = web.service.reader().arena_events()[:EVENTS_LISTED]
+    return web.page(
+        "board.html", viewer, board=board, ranked=ranked, unrated=unrated, events=events
+    )
 
 
 async def bot_page(request: Request) -> Response:

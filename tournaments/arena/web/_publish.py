@@ -4,12 +4,17 @@ The tree (``_tree``) holds, under ``<arena>/public``:
 
 - ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv``: written when a board
   is computed, before the board is shown (a page is never older than the board the app shows);
-- ``bots/<ident>.html``: each bot on the board, written after each board, in the publishing
-  thread;
+- ``bots/<ident>.html``: each bot on the board whose page shows something else than at the last
+  board (its line as the page rounds it, its recent matches and their states, its versions,
+  the troubles), written after each board is shown (the service counts that time in the
+  board's refresh);
 - ``matches/<id>.html`` and ``matches/<id>/replay.html``, ``replay-0.html``, ``replay-1.html``
   (the referee's view and each seat's): written when the match is recorded, the log walked
   through the rules once for the three; a first leg whose mirror leg is still to play is not
-  published (its page, rendered per request, says it is held) until that leg is recorded;
+  published (its page, rendered per request, says it is held) until that leg is recorded. Only
+  the :data:`MATCH_PAGES` matches published last are kept (the older ones' files are removed, so
+  that the tree does not grow with the ladder); an older match's page asked for is rendered
+  then, and published again;
 - ``static/arena.css``, ``static/live.js``.
 
 Only what a visitor (no session) sees goes in: no stderr, no fault evidence, nothing of an
@@ -21,9 +26,12 @@ replay says (the ladder stopped, the board is old).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import queue
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -32,23 +40,30 @@ from starlette.responses import JSONResponse
 
 import tournaments.views.replay_html as replay_module
 from referee.replay import LogReadError
-from tournaments.arena.board import Board
+from tournaments.arena.board import Board, BoardRow
+from tournaments.arena.ladder import LADDER
 from tournaments.arena.privacy import redacted_replay
 from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import Viewer
 from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._filters import num
 from tournaments.arena.web._pages import render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
 from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
+from tournaments.store import MatchState
 from tournaments.views.replay_html import replay_html
 
-__all__ = ["REPLAYS", "Published"]
+__all__ = ["MATCH_PAGES", "REPLAYS", "Published"]
 
 
 _log = logging.getLogger("gin.arena.web")
 REPLAYS: Final = {None: "replay.html", 0: "replay-0.html", 1: "replay-1.html"}
 """A match's replay files, by the seat whose view each is (``None``: the referee's)."""
 _STOP: Final = ("stop", ())
+_OPEN: Final = (MatchState.PENDING.value, MatchState.RUNNING.value)
+MATCH_PAGES: Final = 1000
+"""The finished matches whose pages the tree keeps: those published last (about 560 MiB of
+them, at 574 KiB a match of 13 to 18 hands, measured by ``benchmarks/publish_bench.py``)."""
 
 
 class Published:
@@ -66,6 +81,18 @@ class Published:
         """The newest board given to :meth:`board_computed` (set before its pages are)."""
         self._board_lock = threading.Lock()
         """One board's pages written at a time, never an older board's over a newer one's."""
+        self._kept: OrderedDict[str, None] = OrderedDict()
+        """The matches whose pages are in the tree, the one published last at the end."""
+        self._kept_lock = threading.Lock()
+        self._bot_pages: dict[str, object] = {}
+        """What each bot's page in the tree shows (:func:`_bot_shows`), as last rendered."""
+        self._last_match = 0
+        """The last row of the ladder's matches :meth:`_matches_moved` has seen."""
+        self._open: dict[str, tuple[str, tuple[str, str]]] = {}
+        """The ladder's matches not finished at the last board: the state and seats of each."""
+        self.bot_pages_rendered = 0
+        """Bot pages rendered after boards so far (the others were unchanged)."""
+        self._jobs.put(("kept", ()))  # the tree's matches, from disk, first
         self._thread = threading.Thread(target=self._work, name="gin-publish", daemon=True)
         self._thread.start()
 
@@ -80,7 +107,39 @@ class Published:
         after, in the publishing thread."""
         self._latest = board
         self._publish_board(board)
-        self._jobs.put(("bots", board))
+
+    def board_shown(self, board: Board) -> None:
+        """A board just shown (called in a worker thread, timed by the board's refresh): the
+        pages of its bots whose pages it changes; the others keep their files, tagged with it."""
+        if board is not self._latest:
+            return  # a newer board's pages come
+        store = self.web.service.reader()
+        moved = self._matches_moved(store)
+        versions: dict[str, list[str]] = {}
+        for bot in store.bots():
+            versions.setdefault(bot.name, []).append(bot.ident)
+        troubles = self.web.troubles()
+        for row in board.rows:
+            if safe_segment(row.ident):
+                shows = _bot_shows(row, versions.get(row.name, []), troubles)
+                self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved)
+
+    def _matches_moved(self, store: ArenaStore) -> set[str]:
+        """The bots whose recent matches changed since the last board: in a match scheduled
+        since, or in one not finished then whose state is another now."""
+        last, now = self._last_match, dict[str, tuple[str, tuple[str, str]]]()
+        moved: set[str] = set()
+        for number, match_id, seat0, seat1, state in store.open_or_newer(LADDER, last):
+            if number > last or self._open.get(match_id, (state,))[0] != state:
+                moved.update((seat0, seat1))
+            if state in _OPEN:
+                now[match_id] = (state, (seat0, seat1))
+            self._last_match = max(self._last_match, number)
+        for match_id, (_, seats) in self._open.items():
+            if match_id not in now:  # finished since
+                moved.update(seats)
+        self._open = now
+        return moved
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: only queued)."""
@@ -172,6 +231,9 @@ class Published:
             newer = self.tree.get("index.html") if self._stale(board) else None
             if newer is not None:  # a newer board came while this one waited: it stands
                 return newer
+            done = self.tree.peek("index.html")
+            if done is not None and done.tag == self._tag(board):  # written while this waited
+                return done  # (requests that queued here for one board write it once, not each)
             tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
             if board.standings is not None:
                 standings = board.standings
@@ -189,10 +251,71 @@ class Published:
             return None
         return self.tree.put(f"bots/{ident}.html", bytes(page.body), tag)
 
+    def _publish_bot_if_changed(
+        self, store: ArenaStore, ident: str, board: Board, shows: object, moved: bool
+    ) -> None:
+        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``;
+        else its file kept, tagged with ``board``."""
+        rel = f"bots/{ident}.html"
+        same = not moved and self._bot_pages.get(ident) == shows
+        page = self.tree.get(rel) if same else None
+        if page is not None:
+            self.tree.put(rel, page.body, self._tag(board))  # the same bytes: only its tag
+            return
+        self.bot_pages_rendered += 1
+        if self._publish_bot(store, ident, board) is not None:
+            self._bot_pages[ident] = shows
+
     def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
         tag = self.web.troubles()
         page = render_match(self.web, store, Viewer(), match_id)
+        self._keep_match(match_id)
         return self.tree.put(f"matches/{match_id}.html", bytes(page.body), tag)
+
+    def _keep_match(self, match_id: str) -> None:
+        """``match_id``'s pages are published (again): the oldest kept beyond
+        :data:`MATCH_PAGES` leave the tree."""
+        with self._kept_lock:
+            self._kept[match_id] = None
+            self._kept.move_to_end(match_id)
+            dropped = [self._kept.popitem(last=False)[0] for _ in range(self._overflow())]
+        for old in dropped:
+            self._remove_match(old)
+
+    def _overflow(self) -> int:
+        return max(0, len(self._kept) - MATCH_PAGES)
+
+    def _remove_match(self, match_id: str) -> None:
+        self.tree.remove(f"matches/{match_id}.html")
+        for name in REPLAYS.values():
+            self.tree.remove(f"matches/{match_id}/{name}")
+        with contextlib.suppress(OSError):  # none, or a file being written there again
+            (self.tree.root / "matches" / match_id).rmdir()
+
+    def _read_kept(self) -> None:
+        """The matches the tree holds at the start, oldest first (by their files' times), and
+        the oldest beyond :data:`MATCH_PAGES` removed."""
+        found: dict[str, float] = {}
+        try:
+            entries = list(os.scandir(self.tree.root / "matches"))
+        except OSError:  # no match published yet
+            entries = []
+        for entry in entries:
+            match_id = entry.name.removesuffix(".html")
+            if safe_segment(match_id) and not entry.name.endswith(".gz"):
+                try:
+                    at = entry.stat(follow_symlinks=False).st_mtime
+                except OSError:
+                    continue
+                found[match_id] = max(at, found.get(match_id, at))
+        with self._kept_lock:
+            for match_id in sorted(found, key=found.__getitem__, reverse=True):
+                if match_id not in self._kept:  # published since the start: newer
+                    self._kept[match_id] = None
+                    self._kept.move_to_end(match_id, last=False)
+            dropped = [self._kept.popitem(last=False)[0] for _ in range(self._overflow())]
+        for old in dropped:
+            self._remove_match(old)
 
     def _publish_replays(self, store: ArenaStore, match_id: str) -> dict[int | None, Page]:
         """The three views of a match's replay, from one walk of its log through the rules
@@ -205,24 +328,24 @@ class Published:
         except (OSError, UnicodeDecodeError, LogReadError) as error:
             _log.warning("replay of %s not published: %s", match_id, error)
             return {}
+        self._keep_match(match_id)
         return {
             seat: self.tree.put(f"matches/{match_id}/{name}", replay_html(replay, seat).encode())
             for seat, name in REPLAYS.items()
         }
 
     def _work(self) -> None:
-        """The publishing thread: each job in turn; a board's bots only for the latest board."""
+        """The publishing thread: each job in turn."""
         while True:
             kind, what = self._jobs.get()
             try:
                 if kind == "stop":
                     return
+                if kind == "kept":
+                    self._read_kept()
+                    continue
                 store = self.web.service.reader()
-                if kind == "bots" and what is self._latest and isinstance(what, Board):
-                    for row in what.rows:
-                        if safe_segment(row.ident):
-                            self._publish_bot(store, row.ident, what)
-                elif kind == "matches" and isinstance(what, tuple):
+                if kind == "matches" and isinstance(what, tuple):
                     self._publish_finished(store, [str(match_id) for match_id in what])
             except Exception:  # a damaged row, a full disk: the next request renders it
                 _log.exception("publishing the arena's pages failed")
@@ -232,6 +355,16 @@ class Published:
             if safe_segment(match_id) and _final(store, match_id):
                 self._publish_match(store, match_id)
                 self._publish_replays(store, match_id)
+
+
+def _bot_shows(row: BoardRow, versions: list[str], troubles: tuple[str, ...]) -> object:
+    """What a bot's page shows of a board, as the page writes it, without rendering it: its
+    line (its rating plot gets a point, and its lines against each opponent change, only with
+    its series), its versions, the troubles; its recent matches and their faults are told
+    apart (:meth:`Published._matches_moved`)."""
+    line = (row.state, row.reason, row.author, row.series, f"{row.score:.3f}", row.faults)
+    rating = (num(row.rating), num(row.low), num(row.high))
+    return (line, rating, versions, troubles)
 
 
 def _final(store: ArenaStore, match_id: str) -> bool:

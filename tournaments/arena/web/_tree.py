@@ -14,7 +14,8 @@ made once when the page is, so that answering it costs no header building.
 
 A file that cannot be read, or whose ``.gz`` is not the file compressed, is no page: the app
 renders it again. A tree written by other code (other templates: ``.stamp`` differs) is emptied
-when the app starts.
+when the app starts; otherwise the temporary files of a writer killed mid-write (``.tmp-*``
+older than :data:`TEMPORARY_S`) are swept then.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ __all__ = [
     "KINDS",
     "MEMORY_BYTES",
     "PUBLIC",
+    "TEMPORARY_S",
     "Head",
     "Page",
     "Tree",
@@ -68,6 +70,10 @@ KINDS: Final = {
 """The type of each file of the tree, by its suffix."""
 LEVEL: Final = 6
 """gzip's level for the ``.gz`` files (zlib's default: 9 makes them 1% smaller, 3x slower)."""
+TEMPORARY_S: Final = 300.0
+"""How old a temporary file of the tree must be to be swept when the app starts (a younger one
+may be another process's write in flight)."""
+_TEMPORARY: Final = ".tmp-"
 CACHE_CONTROL: Final = "no-cache"
 """Every published page: a browser may keep it but asks each time (a 304 when unchanged)."""
 STRIPES: Final = 256
@@ -217,6 +223,8 @@ class Tree:
             shutil.rmtree(root, ignore_errors=True)
             root.mkdir(parents=True, exist_ok=True)
             marker.write_text(stamp, encoding="ascii")
+        else:
+            _sweep(root, time.time() - TEMPORARY_S)
 
     def get(self, rel: str) -> Page | None:
         """The file at ``rel`` (from memory, else from disk; ``None``: none that can be read)."""
@@ -265,6 +273,15 @@ class Tree:
         if page is not None:
             self._keep(rel, page)
         return page
+
+    def remove(self, rel: str) -> None:
+        """Take the file at ``rel`` (and its ``.gz``) out of the tree, from memory and disk."""
+        with self._lock:
+            old = self._memory.pop(rel, None)
+            self._bytes -= 0 if old is None else old.size
+        path = self.root / rel
+        for file in (path, Path(f"{path}.gz")):
+            file.unlink(missing_ok=True)
 
     def _keep(self, rel: str, page: Page) -> None:
         with self._lock:
@@ -317,9 +334,19 @@ def _nothing(rel: str) -> None:
     """The default :attr:`Tree.reading` hook."""
 
 
+def _sweep(root: Path, before: float) -> None:
+    """Remove the temporary files under ``root`` last written before ``before``."""
+    for file in root.rglob(f"{_TEMPORARY}*"):
+        try:
+            if file.lstat().st_mtime < before:
+                file.unlink()
+        except OSError:  # gone meanwhile, or not ours to remove: left
+            continue
+
+
 def _write_atomically(path: Path, data: bytes, mtime: int) -> None:
     """``data`` at ``path`` by a rename: a reader sees the old file or the new, never half."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMPORARY)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)

@@ -8,6 +8,60 @@
   const state = { step: 0, view: 0, playing: false, speed: 2, timer: null };
   const $ = (id) => document.getElementById(id);
 
+  // The page's JSON is written small: a run of cards is one string of two-character codes
+  // ("AsKd"); a view's table at a step holds only what changed since that view's step before
+  // (no table: unchanged; a seat's hand null: unchanged); a view's text or table that is an
+  // earlier view's of the same step is that view's number. Every table is rebuilt whole once,
+  // when the page loads.
+  function codes(text) {
+    const found = [];
+    for (let i = 0; i + 1 < text.length; i += 2) found.push(text.slice(i, i + 2));
+    return found;
+  }
+
+  function handOfPatch(hand) {
+    const whole = Object.assign({}, hand);
+    if (typeof whole.cards === "string") whole.cards = codes(whole.cards);
+    if (typeof whole.known === "string") whole.known = codes(whole.known);
+    return whole;
+  }
+
+  function showdownOfPatch(s) {
+    if (s === null) return null;
+    return Object.assign({}, s, {
+      kMelds: s.kMelds.map(codes), kDead: codes(s.kDead), dMelds: s.dMelds.map(codes),
+      dDead: codes(s.dDead), layoffs: s.layoffs.map((layoff) => [codes(layoff[0]), codes(layoff[1])]),
+    });
+  }
+
+  function patched(table, patch) {
+    if (patch === null) return null;
+    const next = Object.assign({}, table || {}, patch);
+    if ("pile" in patch) next.pile = codes(patch.pile);
+    if ("stock" in patch) next.stock = patch.stock === null ? null : codes(patch.stock);
+    if ("showdown" in patch) next.showdown = showdownOfPatch(patch.showdown);
+    if ("hands" in patch) {
+      next.hands = patch.hands.map((hand, seat) =>
+        hand === null ? table.hands[seat] : Object.assign({}, table ? table.hands[seat] : {}, handOfPatch(hand)));
+    }
+    return next;
+  }
+
+  DATA.steps.forEach((step) => {
+    step.v.forEach((seen) => {
+      if (typeof seen.text === "number") seen.text = step.v[seen.text].text;
+      if (typeof seen.table === "number") seen.table = step.v[seen.table].table;
+    });
+  });
+  DATA.views.forEach((_, index) => {
+    let table = null;
+    DATA.steps.forEach((step) => {
+      const seen = step.v[index];
+      if ("table" in seen) table = patched(table, seen.table);
+      seen.table = table;
+    });
+  });
+
   function el(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;

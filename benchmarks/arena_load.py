@@ -228,11 +228,19 @@ class _Server:
 
     def cpu_seconds(self) -> float:
         """The server's CPU time so far (user and system, from /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_of(self.process.pid)
 
     def stop(self) -> None:
         stop_group(self.process)
+
+
+def cpu_of(pid: int) -> float:
+    """A process's CPU seconds so far (user and system), from /proc; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stop_group(process: subprocess.Popen[str]) -> None:

@@ -41,7 +41,7 @@ from urllib.parse import quote
 
 import trio
 
-from benchmarks.arena_load import _Connection, _quantile, stop_group
+from benchmarks.arena_load import _Connection, _quantile, cpu_of, stop_group
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena, submit
@@ -69,15 +69,6 @@ class Window:
     @property
     def requests(self) -> int:
         return sum(len(values) for values in self.latencies.values())
-
-
-def cpu_of(pid: int) -> float:
-    """A process's CPU seconds so far (user and system), from /proc; 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu() -> float:

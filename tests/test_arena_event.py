@@ -466,6 +466,13 @@ def test_a_knockout_plays_at_its_deadline_and_its_download_verifies(tmp_path: Pa
         status, seen["download"] = await site.get("/events/finals/event.tar.gz")
         assert status == 200
         seen["matches"] = during
+        # the page kept rendered follows its download (made after the phase changes)
+        bundle = bundle_path(site.service.arena, "finals")
+        moved = bundle.with_name("moved")
+        bundle.rename(moved)
+        assert b"event.tar.gz" not in (await site.get("/events/finals"))[1]
+        moved.rename(bundle)
+        assert b"event.tar.gz" in (await site.get("/events/finals"))[1]
 
     serve(home, check)
     page = seen["page"]

@@ -282,7 +282,7 @@ def event_field(store: ArenaStore, at: float) -> list[SnapshotBot]:
     that one was suspended or retired."""
     field: dict[str, SnapshotBot] = {}
     for entrant in store.entrants():
-        if entrant.joined_at > at:
+        if entrant.joined_at >= at:  # accepted by the deadline: before it
             continue
         if entrant.state is not EntrantState.ACTIVE and entrant.changed_at <= at:
             continue

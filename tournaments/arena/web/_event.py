@@ -189,6 +189,8 @@ def _round_robin(
     return (RoundView("every pairing", tuple(ties)),), standings
 
 
+CACHED_PAGES = 256
+"""Event pages kept rendered (by home, event and viewer), the oldest dropped first."""
 _cache_lock = threading.Lock()
 _cache: dict[tuple[str, str, str], tuple[tuple[object, ...], bytes]] = {}
 
@@ -208,14 +210,24 @@ def _event_page(request: Request) -> Response:
         raise Refused(404, f"no event {name!r}")
     key = (str(web.service.arena.home), name, viewer.author or "")
     done = store.counts(name).get(MatchState.DONE, 0)
-    version = (row.phase, row.changed_at, done, tuple(withdrawn(store, row)), web.troubles())
+    exists = bundle_path(web.service.arena, name).is_file()  # made after the phase changes
+    version = (
+        row.phase,
+        row.changed_at,
+        done,
+        tuple(withdrawn(store, row)),
+        web.troubles(),
+        exists,
+    )
     with _cache_lock:
         kept = _cache.get(key)
     if kept is not None and kept[0] == version:
         return HTMLResponse(kept[1], headers={"cache-control": "no-store"})
-    exists = bundle_path(web.service.arena, name).is_file()
     page = render_event(web, store, viewer, name, exists)
     with _cache_lock:
+        _cache.pop(key, None)
+        while len(_cache) >= CACHED_PAGES:  # the oldest first: one page per viewer and event
+            _cache.pop(next(iter(_cache)))
         _cache[key] = (version, bytes(page.body))
     return page
 

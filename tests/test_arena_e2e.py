@@ -508,15 +508,17 @@ def test_the_leaderboard_bot_and_match_pages_in_chromium(
 ) -> None:
     assert uploads.raw[2]["state"] == "accepted"
     match = _bob_match(site)
-    board = site.board()
-
-    visit(browser, site.url + "/")
-    text = text_of(browser)
+    for _ in range(5):  # the ladder plays on: a board may come between the API and the page
+        before = site.board()[BOB_BOT]["rating"]
+        visit(browser, site.url + "/")
+        text = text_of(browser)
+        after = site.board()[BOB_BOT]["rating"]
+        if before == after:
+            break
     assert browser.evaluate("document.title") == "gin arena"
     for ident in ("greedy@1.0.0", "random@1.0.0", ADA_BOT, BOB_BOT):
         assert ident in text, ident
-    rating = board[BOB_BOT]["rating"]
-    assert f"{rating:.0f}" in text  # the rating as the page rounds it
+    assert f"{after:.0f}" in text  # the rating as the page rounds it
     assert page_errors(browser) == []
     browser.screenshot(ARTIFACTS / "leaderboard.png")
 

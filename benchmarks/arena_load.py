@@ -202,10 +202,11 @@ class _Server:
     port: int
 
     @classmethod
-    def start(cls, home: Path) -> _Server:
+    def start(cls, home: Path, options: tuple[str, ...] = ("--no-ladder",)) -> _Server:
+        """``gin arena serve --port 0`` with ``options`` on ``home``, once it says its address."""
         env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "200"}
         process = subprocess.Popen(
-            [*GIN, "arena", "serve", "--no-ladder", "--port", "0"],
+            [*GIN, "arena", "serve", *options, "--port", "0"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

@@ -22,16 +22,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import random
-import re
 import resource
-import select
 import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -41,13 +37,12 @@ from urllib.parse import quote
 
 import trio
 
-from benchmarks.arena_load import _Connection, _quantile, cpu_of, stop_group
+from benchmarks.arena_load import _Connection, _quantile, _Server, cpu_of, stop_group
+from tests.test_arena_server import arena_home
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore
-from tournaments.registry import Arena, submit
+from tournaments.registry import Arena
 
-ROOT = Path(__file__).resolve().parent.parent
-GIN = [sys.executable, "-c", "from tournaments.cli.entry import main; main()"]
 KINDS = ("board", "match", "replay")
 
 
@@ -74,29 +69,6 @@ class Window:
 def own_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def start_server(home: Path, jobs: int) -> tuple[subprocess.Popen[str], int]:
-    """``gin arena serve`` with its ladder, and the port it says."""
-    env = {**os.environ, "GIN_HOME": str(home), "COLUMNS": "200"}
-    process = subprocess.Popen(
-        [*GIN, "arena", "serve", "--port", "0", "--jobs", str(jobs)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    assert process.stdout is not None
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and process.poll() is None:
-        if select.select([process.stdout], [], [], 0.5)[0]:
-            found = re.search(r"on http://127\.0\.0\.1:(\d+)", process.stdout.readline())
-            if found:
-                return process, int(found.group(1))
-    stop_group(process)
-    raise SystemExit("the arena server did not start")
 
 
 def start_nginx(tree: Path, app_port: int, scratch: Path) -> tuple[subprocess.Popen[str], int]:
@@ -225,19 +197,6 @@ def describe(window: Window) -> str:
     return f"{line}; CPU cores: {cpu}"
 
 
-def enter_bots(home: Path, bots: list[str]) -> None:
-    arena = Arena(home)
-    store = ArenaStore(arena.store_path)
-
-    async def main() -> None:
-        for bot in bots:
-            row = await submit(arena, store, ROOT / "sample_bots" / bot, None)
-            store.enter(row.ident, row.name)
-
-    trio.run(main)
-    store.close()
-
-
 def wait_for_series(store: ArenaStore, count: int, server: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + 600
     while recorded_between(store, 0, time.time() + 1) < count:
@@ -277,15 +236,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
-        home = scratch / "home"
-        enter_bots(home, args.bots.split(","))
-        server, port = start_server(home, args.jobs)
+        home = arena_home(scratch, tuple(args.bots.split(","))).home
+        server = _Server.start(home, ("--jobs", str(args.jobs)))
+        port = server.port
         (scratch / "nginx").mkdir()
         nginx, nginx_port = start_nginx(home / "public", port, scratch / "nginx")
         try:
             store = ArenaStore(Arena(home).store_path)
-            wait_for_series(store, args.warm, server)
-            pids = {"server": server.pid} | {
+            wait_for_series(store, args.warm, server.process)
+            pids = {"server": server.process.pid} | {
                 f"nginx{i}": pid for i, pid in enumerate(nginx_workers(nginx.pid))
             }
             windows: list[Window] = []
@@ -296,7 +255,7 @@ def main() -> None:
             report(args, windows)
         finally:
             stop_group(nginx)
-            stop_group(server)
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,10 @@ from protocol.manifest import load_manifest
 from protocol.sdk import SeriesInfo
 from referee.conformance import check_bot
 from referee.rules import (
+    CARD_VALUES,
+    DISCARDS,
     DRAW_STOCK,
+    KNOCKS,
     Action,
     HandState,
     Observation,
@@ -30,14 +33,15 @@ from referee.rules import (
     dealt_deck,
     greedy_policy,
     observation,
+    optimal_meld_groups,
     parse_cards,
     play_hand,
     play_series,
 )
 from referee.sandbox import Sandbox
 from sample_bots.house.bot import HouseBot, budget_for
-from sample_bots.house.strategy import Budget, HousePolicy, search, shortlist
-from sample_bots.house.table import Table, imagine, improves
+from sample_bots.house.strategy import SCREEN, Budget, HousePolicy, Search, search, shortlist
+from sample_bots.house.table import WARY_MARGIN, Table, feeds, imagine, improves, safe_throw
 from sample_bots.house.table import best_throw as table_best_throw
 from sample_bots.strong.strategy import StrongPolicy, Tuning, bits
 
@@ -118,6 +122,86 @@ def test_the_tables_fast_throw_and_take_are_the_rules_greedy_choices() -> None:
             assert improves(hand, card) == (after < deadwood_of_mask(hand))
 
 
+def melds_with(hand: int, card: int) -> bool:
+    """Whether ``card`` is in every least-deadwood layout of ``hand`` with it, written out
+    from the rules' layouts."""
+    return all(card_in(card, group) for group in optimal_meld_groups(hand | 1 << card))
+
+
+def card_in(card: int, group: tuple[int, ...]) -> bool:
+    """Whether a meld of ``group`` (masks) holds ``card``."""
+    return any(meld >> card & 1 for meld in group)
+
+
+def wary_choice(hand: HandState) -> Action:
+    """The wary play-out's move as its docstring specifies it, from the rules' own helpers and
+    the true hands (a policy cannot see them, so the test asks the state)."""
+    legal = hand.legal_actions()
+    view = observation(hand, hand.to_move)
+    if hand.phase is not Phase.DISCARD:
+        return greedy_policy(view, legal)
+    mine, theirs = hand.cards_of(hand.to_move).mask, hand.cards_of(1 - hand.to_move).mask
+    forbidden = 0 if view.taken_this_turn is None else 1 << view.taken_this_turn
+    after, card = best_throw(mine, forbidden)
+    if after <= hand.params.knock_limit:
+        return KNOCKS[card]
+    if melds_with(theirs, card):
+        throws = sorted(
+            (deadwood_of_mask(mine ^ 1 << c), -CARD_VALUES[c], c)
+            for c in bits(mine & ~forbidden)
+            if c != card
+        )
+        safe = [c for left, _, c in throws if left <= after + WARY_MARGIN]
+        card = next((c for c in safe if not melds_with(theirs, c)), card)
+    return DISCARDS[card]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_wary_play_on_a_table_ends_each_hand_as_the_rules_do(seed: int) -> None:
+    for dealer, params in itertools.product((0, 1), (RuleParams(), RuleParams(stock_end=8))):
+        deck = [int(card) for card in dealt_deck(seed, 0, dealer)]
+        real = HandState.deal(deck, dealer, params)
+        while not real.is_over:
+            real.apply(wary_choice(real))
+        table = Table.deal(deck, dealer, params).play_out(wary=True)
+        assert real.outcome is not None
+        assert (table.winner, table.points, table.turns) == (
+            real.outcome.winner,
+            real.outcome.points,
+            real.turns,
+        )
+        assert [table.hands[0], table.hands[1]] == [hand.mask for hand in real.outcome.hands]
+
+
+def test_a_wary_throw_keeps_back_a_card_that_melds_for_the_opponent() -> None:
+    hand = parse_cards("2c 3c 4c 7d 7h 7s 9c 5s 8d Kd Qh").mask
+    greedy = best_throw(hand)
+    card = {text: parse_cards(text).mask.bit_length() - 1 for text in ("Kd", "Qh", "9c", "8d")}
+    assert greedy == (32, card["Kd"])
+    rest = "Ah 3h 6h 4s 2d 6s"
+
+    def throw(theirs: str, forbidden: int = 0) -> int:
+        return safe_throw(hand, forbidden, parse_cards(theirs).mask, greedy)
+
+    assert feeds(parse_cards(f"Kc Ks Jd Tc {rest}").mask, card["Kd"])
+    assert not feeds(parse_cards(f"Kc Ks Jd Tc {rest}").mask, card["Qh"])
+    assert throw(f"Ac 5h Jd Tc {rest}") == card["Kd"]  # melds with nothing of theirs
+    assert throw(f"Kc Ks Jd Tc {rest}") == card["Qh"]  # as little deadwood
+    assert throw(f"Kc Ks Qc Qs {rest}") == card["9c"]  # one more
+    assert throw("Kc Ks Qc Qs 9d 9h 5c 5d Ad As") == card["8d"]  # two more
+    assert throw("Kc Ks Qc Qs 9d 9h 5c 5d 8h 8s") == card["Kd"]  # all within 5 meld: greedy's
+    assert throw(f"Kc Ks Jd Tc {rest}", forbidden=1 << card["Qh"]) == card["9c"]
+
+
+def test_wary_and_greedy_play_outs_part_ways() -> None:
+    differ = 0
+    for seed in range(12):
+        deck = [int(card) for card in dealt_deck(seed, 0, 0)]
+        tables = [Table.deal(deck, 0, RuleParams()).play_out(wary) for wary in (False, True)]
+        differ += tables[0].hands != tables[1].hands
+    assert differ >= 3
+
+
 @pytest.mark.parametrize("seat", [0, 1])
 def test_imagined_deals_hold_what_the_seat_sees_and_every_card_once(seat: int) -> None:
     rng = random.Random(5)
@@ -173,7 +257,7 @@ def test_every_decision_keeps_to_its_rollouts() -> None:
         if policy.last is not None:
             searched += 1
             assert policy.last.rollouts <= 20
-            assert policy.last.rollouts + len(policy.last.actions) > 20  # it used its budget
+            assert policy.last.rollouts + len(policy.last.live) > 20  # it used its budget
     assert searched > 10
 
 
@@ -186,6 +270,49 @@ def test_a_deal_is_begun_only_if_it_ends_within_the_time() -> None:
     assert found.deals == 3  # a fourth would end at 4 seconds
     found = search(view, actions, Budget(seconds=0.0, clock=fake_clock(1.0)), random.Random(0))
     assert found.deals == 1  # one deal always, to have an answer
+
+
+def test_after_the_screen_only_strongs_choice_and_the_best_contender_play_on() -> None:
+    screened = 0
+    for view, legal in views_of(4, 0)[:60]:
+        actions = shortlist(view, legal, Tuning())
+        found = search(view, actions, Budget(seconds=60.0, rollouts=150), random.Random(1))
+        if len(actions) <= 2:
+            assert found.screened == 0
+            assert found.live == [0, 1][: len(actions)]
+            continue
+        screened += 1
+        edges = [mean_edge(found, i) for i in range(1, len(actions))]
+        contender = 1 + edges.index(max(edges))
+        assert found.screened == SCREEN
+        assert found.live == [0, contender]
+        for index, points in enumerate(found.scores):
+            assert len(points) == (found.deals if index in found.live else SCREEN)
+        assert found.deals > SCREEN
+        assert found.rollouts == SCREEN * len(actions) + 2 * (found.deals - SCREEN)
+    assert screened > 5
+
+
+def mean_edge(found: Search, index: int) -> float:
+    """Action ``index``'s mean lead over action 0 on the screen's deals."""
+    pairs = zip(found.scores[index][:SCREEN], found.scores[0][:SCREEN], strict=False)
+    return sum(a - b for a, b in pairs) / SCREEN
+
+
+def test_the_contender_must_win_on_the_deals_after_the_screen() -> None:
+    a, b, c = DRAW_STOCK, DISCARDS[0], DISCARDS[1]
+    before = [[0] * 4, [20, 20, 20, 20], [9, 9, 9, 9]]  # b far ahead on the screen's deals
+
+    def found(after_a: list[int], after_b: list[int]) -> Search:
+        scores = [before[0] + after_a, before[1] + after_b, before[2]]
+        return Search([a, b, c], scores, live=[0, 1], screened=4)
+
+    assert found([0, 0, 0, 0], [1, -1, 0, 0]).best() == a  # no lead later: the screen's is luck
+    assert found([0, 0, 0, 0], [3, 4, 5, 3]).best() == b
+    assert found([0, 0, 0, 0], [3, 4, 5, 3]).best(confidence=20.0) == a
+    assert found([], []).best() == b  # the budget ended at the screen: its deals decide
+    alone = Search([a, b, c], [[0, 0, 0], [1, 0, 1], [5, 6, 5]], live=[0, 1, 2])
+    assert alone.best() == c  # no screen: every action on every deal
 
 
 # --- what it may see, and replays ---------------------------------------------------------------

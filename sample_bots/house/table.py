@@ -50,6 +50,9 @@ SKILL = 0.7
 (see :func:`sample_bots.strong.strategy.sample_opponent`)."""
 
 
+WARY_MARGIN = 5
+"""Deadwood a wary play-out gives up to keep a card from the opponent who would take it."""
+
 MEMO_LIMIT = 1 << 18
 """Hands whose deadwood :func:`deadwood` remembers before it starts afresh (a few tens of MB)."""
 
@@ -86,17 +89,46 @@ BY_VALUE = tuple(
 """The cards of each value, as masks, the highest value first."""
 
 
-def lane_throws(hand: int, candidates: int) -> list[tuple[int, int]]:
-    """``(deadwood after throwing card, card)`` for each card of ``candidates``, for a hand in
-    which no rank is held three times: no set can form, so the hand's deadwood is the sum of its
-    suits' and a throw changes only its own suit's (two look-ups a card instead of a search)."""
-    lanes = [hand >> (suit * LANE) & LANE_MASK for suit in range(4)]
-    whole = sum(RUN_DEADWOOD[lane] for lane in lanes)
-    out = []
-    for card in bits(candidates):
-        lane = lanes[card // LANE]
-        out.append((whole - RUN_DEADWOOD[lane] + RUN_DEADWOOD[lane ^ 1 << card % LANE], card))
-    return out
+RANK_VALUES = tuple(min(rank + 1, 10) for rank in range(LANE))
+NO_DROP = (1 << 30, 0, 0)
+
+
+def _lane_drop(lane: int, allowed: int | None = None) -> tuple[int, int, int]:
+    """The best card to take out of one suit's lane, among the ranks of ``allowed`` (by default
+    all): ``(change of its deadwood, -value, rank)``, least first (the rules' order of throws
+    within a suit); :data:`NO_DROP` when there is none."""
+    ranks = lane if allowed is None else lane & allowed
+    return min(
+        (
+            (RUN_DEADWOOD[lane ^ 1 << rank] - RUN_DEADWOOD[lane], -RANK_VALUES[rank], rank)
+            for rank in range(LANE)
+            if ranks >> rank & 1
+        ),
+        default=NO_DROP,
+    )
+
+
+LANE_DROP = (NO_DROP, *(_lane_drop(lane) for lane in range(1, 1 << LANE)))
+"""Per lane, its best single throw (see :func:`_lane_drop`); an empty lane has none."""
+
+
+def lanes_of(hand: int) -> list[int]:
+    """The 13-bit lanes of a hand, clubs first."""
+    return [hand & LANE_MASK, hand >> LANE & LANE_MASK, hand >> 2 * LANE & LANE_MASK, hand >> 39]
+
+
+def lane_best_throw(hand: int, forbidden: int) -> tuple[int, int]:
+    """:func:`best_throw` for a hand in which no rank is held three times: no set can form, so
+    the hand's deadwood is the sum of its suits' and a throw changes only its own suit's; each
+    suit's best throw is a table look-up (the suit of a forbidden card is searched)."""
+    lanes = lanes_of(hand)
+    best = (*NO_DROP, 0)
+    for suit, lane in enumerate(lanes):
+        banned = forbidden >> (suit * LANE) & lane
+        change, value, rank = _lane_drop(lane, ~banned) if banned else LANE_DROP[lane]
+        best = min(best, (change, value, suit, rank))  # the rules' order: card number last
+    change, _, suit, rank = best
+    return sum(RUN_DEADWOOD[lane] for lane in lanes) + change, suit * LANE + rank
 
 
 def best_throw(hand: int, forbidden: int = 0) -> tuple[int, int]:
@@ -108,10 +140,9 @@ def best_throw(hand: int, forbidden: int = 0) -> tuple[int, int]:
     throwing a card leaves at least the hand's deadwood less the card's value (a layout of the
     ten is one of the eleven with that card unmatched).
     """
-    candidates = hand & ~forbidden
     if not set_ranks(hand):
-        after, _, card = min((d, -CARD_VALUES[c], c) for d, c in lane_throws(hand, candidates))
-        return after, card
+        return lane_best_throw(hand, forbidden)
+    candidates = hand & ~forbidden
     whole = deadwood(hand)
     best = (1 << 30, 0, 0)
     for value, group in zip(range(10, 0, -1), BY_VALUE, strict=True):
@@ -128,7 +159,7 @@ def improves(hand: int, card: int) -> bool:
     (the rules' greedy test)."""
     now, taken = deadwood(hand), hand | 1 << card
     if not set_ranks(taken):
-        return any(after < now for after, _ in lane_throws(taken, hand))
+        return lane_best_throw(taken, 1 << card)[0] < now
     for value, group in zip(range(10, 0, -1), BY_VALUE, strict=True):
         if deadwood(taken) - value >= now:
             return False
@@ -280,11 +311,56 @@ class Table:
             else:
                 self.discard(card)
 
+    def wary_move(self) -> None:
+        """One move of the wary play-out: greedy's, except that a throw that would join a meld
+        in the opponent's hand gives way to the least-deadwood throw that would not, if that
+        leaves at most :data:`WARY_MARGIN` more deadwood (``strong`` weighs the same risk from
+        what it can see; the play-out reads the opponent's imagined hand)."""
+        if self.phase is not Phase.DISCARD:
+            self.greedy_move()
+            return
+        hand, limit = self.hands[self.to_move], self.params.knock_limit
+        after, card = best_throw(hand, self.taken)
+        if after <= limit:
+            self.knock(card)
+            return
+        self.discard(safe_throw(hand, self.taken, self.hands[1 - self.to_move], (after, card)))
+
+    def play_out(self, wary: bool = False) -> Table:
+        """Play the hand to its end, both seats greedy (or wary); returns the table."""
+        move = self.wary_move if wary else self.greedy_move
+        while self.phase is not Phase.OVER:
+            move()
+        return self
+
     def play_greedy(self) -> Table:
         """Play the hand to its end with both seats greedy; returns the table."""
-        while self.phase is not Phase.OVER:
-            self.greedy_move()
-        return self
+        return self.play_out()
+
+
+def safe_throw(hand: int, forbidden: int, opponent: int, best: tuple[int, int]) -> int:
+    """The throw of :meth:`Table.wary_move`: ``best`` (greedy's, ``(deadwood after, card)``)
+    unless it :func:`feeds` ``opponent``, then the least-deadwood throw within
+    :data:`WARY_MARGIN` that does not (ties as the rules break them), else ``best``."""
+    after, card = best
+    if not feeds(opponent, card):
+        return card
+    others = sorted(
+        (deadwood(hand ^ 1 << other), -CARD_VALUES[other], other)
+        for other in bits(hand & ~forbidden & ~(1 << card))
+    )
+    for left, _, other in others:
+        if left > after + WARY_MARGIN:
+            break
+        if not feeds(opponent, other):
+            return other
+    return card
+
+
+def feeds(hand: int, card: int) -> bool:
+    """Whether ``card`` would join a meld in ``hand``: with it, the least deadwood grows by
+    less than the card's value."""
+    return deadwood(hand | 1 << card) < deadwood(hand) + CARD_VALUES[card]
 
 
 def imagine(view: Observation, rng: random.Random) -> Table:

@@ -28,7 +28,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from benchmarks.strength import (
     summarise,
 )
 from referee.rules import Policy
-from sample_bots.house.strategy import Budget, HousePolicy
+from sample_bots.house.strategy import CONFIDENCE, SCREEN, Budget, HousePolicy
 from tournaments.stats.inference import ScoreEstimate, score_estimate
 from tournaments.stats.sprt import SprtRun, SprtSettings, SprtStatus
 
@@ -56,14 +56,26 @@ Task = tuple[str, str, int, int]
 """``(budget, rival, pair index, series seed)``."""
 
 
-def parse_budget(spec: str) -> Budget:
+@dataclass(frozen=True)
+class Variant:
+    """A budget and the search's settings, as one ``--budgets`` entry names them."""
+
+    budget: Budget
+    confidence: float = CONFIDENCE
+    wary: bool = False
+    screen: int = SCREEN
+
+
+def parse_budget(spec: str) -> Variant:
     """``"50"`` or ``"50ms"``: 50 ms of search a decision; ``"300r"``: 300 played-out hands a
-    decision, whatever the time.
+    decision, whatever the time; then, each after a ``/``, settings other than the defaults:
+    ``wary`` (the wary play-out), ``gate=1`` (standard errors to overrule ``strong``),
+    ``screen=0`` (deals before the screen; 0, none): ``300r/wary/gate=1``.
 
     Raises:
-        ValueError: neither form, or not positive.
+        ValueError: neither form, not positive, or an unknown setting.
     """
-    text = spec.strip().lower()
+    text, *settings = spec.strip().lower().split("/")
     if text.endswith("r"):
         budget = Budget(seconds=3600.0, rollouts=int(text[:-1]))
         count = budget.rollouts or 0
@@ -72,18 +84,37 @@ def parse_budget(spec: str) -> Budget:
         budget = Budget(seconds=count / 1000)
     if count < 1:
         raise ValueError(spec)
-    return budget
+    variant = Variant(budget)
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name == "wary" and not value:
+            variant = replace(variant, wary=True)
+        elif name == "gate" and float(value) >= 0:
+            variant = replace(variant, confidence=float(value))
+        elif name == "screen" and int(value) >= 0:
+            variant = replace(variant, screen=int(value))
+        else:
+            raise ValueError(spec)
+    return variant
 
 
 def label(spec: str) -> str:
-    """A budget as the table shows it: ``50 ms`` or ``300 hands``."""
-    text = spec.strip().lower()
-    return f"{text[:-1]} hands" if text.endswith("r") else f"{text.removesuffix('ms')} ms"
+    """A budget as the table shows it: ``50 ms`` or ``300 hands``, then its settings."""
+    text, *settings = spec.strip().lower().split("/")
+    shown = f"{text[:-1]} hands" if text.endswith("r") else f"{text.removesuffix('ms')} ms"
+    return " ".join([shown, *settings])
 
 
 def make_house(budget: str, seed: int) -> Policy:
     """A house policy searching ``budget`` a decision, seeded from the series seed."""
-    return HousePolicy(parse_budget(budget), seed=seed)
+    variant = parse_budget(budget)
+    return HousePolicy(
+        variant.budget,
+        seed=seed,
+        confidence=variant.confidence,
+        wary=variant.wary,
+        screen=variant.screen,
+    )
 
 
 def run_task(task: Task) -> tuple[Task, tuple[SeriesStats, SeriesStats]]:
@@ -203,7 +234,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--budgets",
         default=",".join(BUDGETS),
-        help="ms (50) or played-out hands (300r), comma-separated",
+        help="ms (50) or played-out hands (300r), each with /wary, /gate=G, /screen=N if wanted;"
+        " comma-separated",
     )
     parser.add_argument(
         "--rivals", default=",".join(RIVALS), help="strong, greedy, patient, random"
@@ -222,7 +254,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         for spec in args.budgets:
             parse_budget(spec)
     except ValueError:
-        parser.error("--budgets: positive whole milliseconds (50) or hands (300r), comma-separated")
+        parser.error(
+            "--budgets: positive whole milliseconds (50) or hands (300r), each with /wary,"
+            " /gate=G or /screen=N if wanted, comma-separated"
+        )
     args.rivals = args.rivals.split(",")
     if any(rival not in POLICIES for rival in args.rivals):
         parser.error(f"--rivals: each one of {', '.join(POLICIES)}")

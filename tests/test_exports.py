@@ -297,7 +297,9 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "sample_bots.greedy": (),
     "sample_bots.house": (),
     "sample_bots.house.strategy": (
+        "CONFIDENCE",
         "DEFAULT_SECONDS",
+        "SCREEN",
         "Budget",
         "HousePolicy",
         "Search",

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from benchmarks.house_strength import label, parse_budget
 from protocol.manifest import load_manifest
 from protocol.sdk import SeriesInfo
 from referee.conformance import check_bot
@@ -391,3 +392,19 @@ def test_the_house_bot_passes_the_conformance_check_sandboxed(sandbox: Sandbox) 
     report = trio.run(lambda: check_bot(HOUSE, sandbox.prepare, decisions=60))
     assert report.passed, [item for item in report.items if not item.passed]
     assert report.decisions >= 60
+
+
+# --- the strength benchmark's budgets ----------------------------------------------------------
+
+
+def test_the_benchmark_reads_a_budget_and_the_searchs_settings() -> None:
+    variant = parse_budget("300r/wary/gate=1/screen=0")
+    assert variant.budget.rollouts == 300
+    assert (variant.wary, variant.confidence, variant.screen) == (True, 1.0, 0)
+    plain = parse_budget("50")
+    assert (plain.budget.seconds, plain.budget.rollouts) == (0.05, None)
+    assert (plain.wary, plain.confidence, plain.screen) == (False, 2.0, SCREEN)
+    assert label("300r/wary") == "300 hands wary"
+    for bad in ("0r", "300r/fast", "300r/gate=-1", "300r/wary=1", "fast"):
+        with pytest.raises(ValueError, match=r"."):
+            parse_budget(bad)

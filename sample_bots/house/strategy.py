@@ -37,7 +37,15 @@ from referee.rules import DISCARDS, Action, Discard, Knock, Observation, Phase, 
 from sample_bots.house.table import imagine
 from sample_bots.strong.strategy import Evaluator, StrongPolicy, Tuning, best_knock, read_board
 
-__all__ = ["DEFAULT_SECONDS", "Budget", "HousePolicy", "Search", "shortlist"]
+__all__ = [
+    "CONFIDENCE",
+    "DEFAULT_SECONDS",
+    "SCREEN",
+    "Budget",
+    "HousePolicy",
+    "Search",
+    "shortlist",
+]
 
 DEFAULT_SECONDS = 0.1
 """Search time per decision by default: a tenth of the default second a move, which leaves

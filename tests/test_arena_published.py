@@ -13,8 +13,10 @@ import shutil
 import socket
 import subprocess
 import threading
+import types
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import trio
@@ -34,11 +36,13 @@ from tournaments.arena.web import (
     CSP,
     REPLAY_CSP,
     SESSION_COOKIE,
+    Page,
     Published,
     Tree,
     stamped_files,
     tree_stamp,
 )
+from tournaments.arena.web._front import Front
 
 __all__ = ["built"]  # the home of test_arena_web, built once for this module too
 
@@ -601,3 +605,102 @@ def test_a_reader_that_missed_memory_keeps_no_older_page_over_a_newer(tmp_path: 
     assert kept.body == b"new page!"
     assert tree.get("index.html") == kept
     assert (root / "index.html").read_bytes() == b"new page!"
+
+
+class FakePublished:
+    """A tree that holds one page at every path the front looks up, and says which."""
+
+    def __init__(self, page: Page | None) -> None:
+        self.page = page
+        self.asked: list[tuple[str, object, bool]] = []
+
+    def _look(self, kind: str, what: object, peek: bool) -> Page | None:
+        self.asked.append((kind, what, peek))
+        return self.page
+
+    def board(self, *, peek: bool = False) -> Page | None:
+        return self._look("board", None, peek)
+
+    def download(self, name: str, *, peek: bool = False) -> Page | None:
+        return self._look("download", name, peek)
+
+    def bot(self, ident: str, *, peek: bool = False) -> Page | None:
+        return self._look("bot", ident, peek)
+
+    def match(self, match_id: str, *, peek: bool = False) -> Page | None:
+        return self._look("match", match_id, peek)
+
+    def replay(self, match_id: str, seat: int | None, *, peek: bool = False) -> Page | None:
+        return self._look("replay", (match_id, seat), peek)
+
+
+def front_call(
+    published: FakePublished, method: str, path: str, query: bytes = b"", **headers: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """What the front sends for one request, and whether it went on to the app."""
+    went_on: list[bool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        went_on.append(True)
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": query,
+        "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()],
+    }
+    web = types.SimpleNamespace(published=published)
+    front: Any = Front(cast(Any, app), cast(Any, web))
+    trio.run(front, scope, receive, send)
+    return sent, bool(went_on)
+
+
+def test_the_front_answers_the_trees_paths_and_passes_on_the_rest() -> None:
+    """A visitor's GET or HEAD of a path of the tree, with no body and no session cookie, is
+    answered from the page's head; a session cookie (any), a body, another method, another path
+    or a page the tree has not (``None``) go on to the app."""
+    page = Page(b"<p>board</p>", gzip.compress(b"<p>board</p>"), "text/html; charset=utf-8", 7)
+    published = FakePublished(page)
+    sent, went_on = front_call(published, "GET", "/")
+    assert not went_on
+    assert sent[0]["status"] == 200
+    assert sent[1]["body"] == page.body
+    head = dict(sent[0]["headers"])
+    assert head[b"etag"] == page.etag.encode()
+    assert head[b"content-security-policy"] == CSP.encode()
+    assert (head[b"x-frame-options"], head[b"vary"]) == (b"SAMEORIGIN", b"Accept-Encoding")
+    assert published.asked == [("board", None, True)]  # from memory
+    sent, _ = front_call(published, "HEAD", "/bots/alpha@1.0", accept_encoding="gzip")
+    assert sent[1]["body"] == b""
+    assert dict(sent[0]["headers"])[b"content-encoding"] == b"gzip"
+    sent, _ = front_call(published, "GET", "/matches/m1/replay", b"SEAT=1&seat=0")
+    assert published.asked[-1] == ("replay", ("m1", 1), True)
+    for method, path, query, headers in [
+        ("GET", "/", b"", {"cookie": "theme=dark; gin_session=forged"}),
+        ("GET", "/", b"", {"content-length": "5"}),
+        ("GET", "/", b"", {"transfer-encoding": "chunked"}),
+        ("POST", "/", b"", {}),
+        ("GET", "/live", b"", {}),
+        ("GET", "/bots/a/b", b"", {}),
+        ("GET", "/matches/m1/replay", b"seat=2", {}),
+        ("GET", "/matches/m1/log.jsonl", b"", {}),
+    ]:
+        asked = len(published.asked)
+        sent, went_on = front_call(published, method, path, query, **headers)
+        assert went_on, (method, path, headers)
+        assert not sent, (method, path, headers)
+        assert len(published.asked) == asked, path  # not even looked up
+    missing = FakePublished(None)
+    sent, went_on = front_call(missing, "GET", "/matches/m2")
+    assert went_on
+    assert not sent
+    assert missing.asked == [("match", "m2", True), ("match", "m2", False)]  # disk, in a thread

@@ -1040,6 +1040,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 TESTED: dict[str, tuple[str, ...]] = {
     "tests.brute": ("referee.rules",),
     "tests.cluster_scenario": ("referee.sandbox",),  # not its package: the process table, borrowed
+    "tests.test_arena_published": ("tournaments.arena.web",),  # the front, on a fake tree
     "tests.test_arena_web": ("tournaments.arena.web",),  # the event stream's ping, made short
     "tests.test_bot_programs": ("referee.sandbox",),
     "tests.test_bytecode": ("referee.sandbox",),

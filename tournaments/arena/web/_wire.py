@@ -5,7 +5,7 @@ Hypercorn costs more per request than the rest of the app together (a trivial AS
 answers about 1,700 requests a second on this 2-core machine; nginx 16,000 the board). So each
 connection is read here first: a request whose head came whole in what was read, and is the
 plainest kind (``GET`` or ``HEAD`` of an origin-form path, HTTP/1.1, one ``Host``, no body, no
-``Connection``, ``Upgrade`` or ``Expect``, no control characters, at most
+``Upgrade`` or ``Expect``, no ``Connection`` but ``keep-alive``, no control characters, at most
 ``h11_max_incomplete_size`` bytes), of a published page (:class:`Front` decides, as it does for
 Hypercorn: no session cookie, a page of the tree), is answered with :func:`answer`'s bytes, and
 the connection read on (keep-alive, ``keep_alive_timeout`` between requests). The first request
@@ -21,6 +21,7 @@ connection handler wrapped: plain http only (no TLS, no QUIC, one process).
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -43,10 +44,12 @@ from tournaments.arena.web._front import Front, answer, page_for
 
 __all__ = ["Plain", "plain_request", "serve_door"]
 
+_log = logging.getLogger("gin.arena.web")
+
 
 _LINE: Final = re.compile(rb"(GET|HEAD) (/[!-~]*) HTTP/1\.1")
 _FIELD: Final = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([ -~\t\x80-\xff]*?)[ \t]*")
-_REFUSED: Final = frozenset({b"connection", b"upgrade", b"expect", b"content-length"})
+_REFUSED: Final = frozenset({b"upgrade", b"expect", b"content-length", b"transfer-encoding"})
 _REASONS: Final = {
     200: b"OK",
     206: b"Partial Content",
@@ -87,7 +90,7 @@ def plain_request(buffer: bytes | bytearray, limit: int) -> Plain | None:
         if field is None:
             return None
         name = field.group(1).lower()
-        if name in _REFUSED or name == b"transfer-encoding":
+        if name in _REFUSED or (name == b"connection" and field.group(2).lower() != b"keep-alive"):
             return None
         fields.append((name, field.group(2)))
     if sum(name == b"host" for name, _ in fields) != 1:
@@ -171,6 +174,10 @@ async def _connection(
             del buffer[: request.size]
             await stream.send_all(_wire(status, head, body))
     except (trio.BrokenResourceError, trio.ClosedResourceError):
+        await stream.aclose()
+        return
+    except Exception:  # a fault of ours: that connection closed, the server serves on
+        _log.exception("the arena's door failed on a connection")
         await stream.aclose()
         return
     await hand_off(cast(trio.abc.Stream, _Replayed(stream, bytes(buffer))))

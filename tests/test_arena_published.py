@@ -16,6 +16,7 @@ import socket
 import subprocess
 import threading
 import time
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -43,11 +44,14 @@ from tournaments.arena.web import (
     REPLAY_CSP,
     SESSION_COOKIE,
     TEMPORARY_S,
+    Page,
     Published,
     Tree,
     stamped_files,
     tree_stamp,
 )
+from tournaments.arena.web._front import Front
+from tournaments.arena.web._wire import plain_request
 from tournaments.registry import Arena
 from tournaments.runner import Progress
 from tournaments.store import MatchRow, MatchState
@@ -863,5 +867,214 @@ def test_requests_queued_for_one_board_write_its_pages_once(home: Path) -> None:
         first = await trio.to_thread.run_sync(pub._publish_board, board)
         again = await trio.to_thread.run_sync(pub._publish_board, board)
         assert again is first
+
+
+class FakePublished:
+    """A tree that holds one page at every path the front looks up, and says which."""
+
+    def __init__(self, page: Page | None) -> None:
+        self.page = page
+        self.asked: list[tuple[str, object, bool]] = []
+
+    def _look(self, kind: str, what: object, peek: bool) -> Page | None:
+        self.asked.append((kind, what, peek))
+        return self.page
+
+    def board(self, *, peek: bool = False) -> Page | None:
+        return self._look("board", None, peek)
+
+    def download(self, name: str, *, peek: bool = False) -> Page | None:
+        return self._look("download", name, peek)
+
+    def bot(self, ident: str, *, peek: bool = False) -> Page | None:
+        return self._look("bot", ident, peek)
+
+    def match(self, match_id: str, *, peek: bool = False) -> Page | None:
+        return self._look("match", match_id, peek)
+
+    def replay(self, match_id: str, seat: int | None, *, peek: bool = False) -> Page | None:
+        return self._look("replay", (match_id, seat), peek)
+
+
+def front_call(
+    published: FakePublished, method: str, path: str, query: bytes = b"", **headers: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """What the front sends for one request, and whether it went on to the app."""
+    went_on: list[bool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        went_on.append(True)
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": query,
+        "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()],
+    }
+    web = types.SimpleNamespace(published=published)
+    front: Any = Front(cast(Any, app), cast(Any, web))
+    trio.run(front, scope, receive, send)
+    return sent, bool(went_on)
+
+
+def test_the_front_answers_the_trees_paths_and_passes_on_the_rest() -> None:
+    """A visitor's GET or HEAD of a path of the tree, with no body and no session cookie, is
+    answered from the page's head; a session cookie (any), a body, another method, another path
+    or a page the tree has not (``None``) go on to the app."""
+    page = Page(b"<p>board</p>", gzip.compress(b"<p>board</p>"), "text/html; charset=utf-8", 7)
+    published = FakePublished(page)
+    sent, went_on = front_call(published, "GET", "/")
+    assert not went_on
+    assert sent[0]["status"] == 200
+    assert sent[1]["body"] == page.body
+    head = dict(sent[0]["headers"])
+    assert head[b"etag"] == page.etag.encode()
+    assert head[b"content-security-policy"] == CSP.encode()
+    assert (head[b"x-frame-options"], head[b"vary"]) == (b"SAMEORIGIN", b"Accept-Encoding")
+    assert published.asked == [("board", None, True)]  # from memory
+    sent, _ = front_call(published, "HEAD", "/bots/alpha@1.0", accept_encoding="gzip")
+    assert sent[1]["body"] == b""
+    assert dict(sent[0]["headers"])[b"content-encoding"] == b"gzip"
+    sent, _ = front_call(published, "GET", "/matches/m1/replay", b"SEAT=1&seat=0")
+    assert published.asked[-1] == ("replay", ("m1", 1), True)
+    for method, path, query, headers in [
+        ("GET", "/", b"", {"cookie": "theme=dark; gin_session=forged"}),
+        ("GET", "/", b"", {"content-length": "5"}),
+        ("GET", "/", b"", {"transfer-encoding": "chunked"}),
+        ("POST", "/", b"", {}),
+        ("GET", "/live", b"", {}),
+        ("GET", "/bots/a/b", b"", {}),
+        ("GET", "/matches/m1/replay", b"seat=2", {}),
+        ("GET", "/matches/m1/log.jsonl", b"", {}),
+    ]:
+        asked = len(published.asked)
+        sent, went_on = front_call(published, method, path, query, **headers)
+        assert went_on, (method, path, headers)
+        assert not sent, (method, path, headers)
+        assert len(published.asked) == asked, path  # not even looked up
+    missing = FakePublished(None)
+    sent, went_on = front_call(missing, "GET", "/matches/m2")
+    assert went_on
+    assert not sent
+    assert missing.asked == [("match", "m2", True), ("match", "m2", False)]  # disk, in a thread
+
+
+# --- the door ------------------------------------------------------------------------------------
+
+PLAIN = b"GET /matches/m%401?seat=1 HTTP/1.1\r\nHost: arena\r\nAccept-Encoding: gzip\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        PLAIN.replace(b"GET", b"POST"),
+        PLAIN.replace(b"HTTP/1.1", b"HTTP/1.0"),
+        PLAIN.replace(b"/matches", b"http://arena/matches"),  # absolute form
+        PLAIN.replace(b"Host: arena\r\n", b""),
+        PLAIN.replace(b"Host: arena\r\n", b"Host: arena\r\nHost: other\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nContent-Length: 0\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nUpgrade: h2c\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n"),
+        PLAIN.replace(b"Host: arena\r\n", b"Host: arena\nX: y\r\n"),  # a bare LF
+        PLAIN.replace(b"gzip\r\n", b"gzip\r\n folded\r\n"),  # obs-fold
+        PLAIN.replace(b"gzip", b"gz\x00ip"),
+        PLAIN.replace(b"Accept-Encoding", b"Accept Encoding"),
+        PLAIN.replace(b"/matches", b"/mat ches"),
+        PLAIN[:-2],  # not whole yet
+        PLAIN.replace(b"gzip", b"g" * 70_000),  # longer than Hypercorn takes
+    ],
+)
+def test_the_door_reads_only_the_plainest_requests(sent: bytes) -> None:
+    """Anything but a whole, plain GET or HEAD is left to Hypercorn, unread."""
+    assert plain_request(sent, 64 * 1024) is None
+
+
+def test_the_door_reads_a_plain_request_as_hypercorn_does() -> None:
+    """What a browser sends (``Connection: keep-alive`` too), read as Hypercorn reads it."""
+    sent = PLAIN.replace(b"\r\n\r\n", b"\r\nConnection: Keep-Alive\r\n\r\n")
+    assert plain_request(sent, 64 * 1024) is not None
+    request = plain_request(PLAIN + b"GET / HTTP/1.1\r\n", 64 * 1024)
+    assert request is not None
+    assert (request.method, request.path, request.query) == ("GET", "/matches/m@1", b"seat=1")
+    assert request.headers["accept-encoding"] == "gzip"
+    assert request.size == len(PLAIN)
+
+
+def read_answers(sock: socket.socket, count: int) -> list[tuple[int, list[str], bytes]]:
+    """``count`` answers read off a connection: status, header names in order, body."""
+    data = b""
+    answers: list[tuple[int, list[str], bytes]] = []
+    while len(answers) < count:
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, data = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        fields = [line.split(":", 1) for line in lines[1:]]
+        size = int({k.lower(): v for k, v in fields}.get("content-length", "0"))
+        while len(data) < size:
+            data += sock.recv(65536)
+        answers.append((int(lines[0].split()[1]), [k.lower() for k, _ in fields], data[:size]))
+        data = data[size:]
+    return answers
+
+
+def test_the_door_hands_the_rest_of_a_connection_to_hypercorn(home: Path, built: Home) -> None:
+    """Pipelined on one connection: a page the door answers, a form post it leaves to Hypercorn
+    (with what it read put back), and a page after it: each answered, in order, and each
+    as when asked alone."""
+    visitor = b"GET /bots/alpha@1.0 HTTP/1.1\r\nHost: arena\r\n\r\n"
+    form = b"POST /logout HTTP/1.1\r\nHost: arena\r\nContent-Length: 0\r\n\r\n"
+
+    def pipelined(site: Site) -> list[tuple[int, list[str], bytes]]:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(visitor + form + visitor)
+            return read_answers(sock, 3)
+
+    async def check(site: Site) -> None:
+        alone = await site.get("/bots/alpha@1.0")
+        first, posted, third = await trio.to_thread.run_sync(pipelined, site)
+        assert (first[0], first[2]) == (200, alone.body)
+        assert first[1][0] == "date"  # the door's own (Hypercorn says its date last)
+        assert posted[0] == 303
+        assert "x-content-type-options" in posted[1]
+        assert (third[0], third[2]) == (200, alone.body)
+        assert third[1][-1] == "date"  # Hypercorn's: the connection is its own now
+
+    serve_home(home, check)
+
+
+def test_a_fault_at_the_door_closes_its_connection_not_the_server(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug met answering at the door ended the whole server (the error went up through the
+    server's nursery): now that connection is closed and logged, and the server serves on."""
+    from tournaments.arena.web import _wire  # noqa: PLC0415
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug")
+
+    def asked(site: Site) -> bytes:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: arena\r\n\r\n")
+            return sock.recv(65536)
+
+    async def check(site: Site) -> None:
+        assert (await site.get("/")).status == 200  # in memory: the door answers it
+        monkeypatch.setattr(_wire, "answer", broken)
+        assert await trio.to_thread.run_sync(asked, site) == b""  # closed, unanswered
+        monkeypatch.undo()
+        assert (await site.get("/")).status == 200
+        assert "the arena's door failed" in caplog.text
 
     serve_home(home, check)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tournaments.arena.web._publish import Published
     from tournaments.arena.web._state import Web
 
-__all__ = ["Answer", "Front", "answer", "query_arg", "served"]
+__all__ = ["Answer", "Front", "answer", "page_for", "query_arg", "served"]
 
 
 Answer = tuple[int, Head, bytes]
@@ -215,17 +215,24 @@ class Front:
         self.web = web
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        published = self.web.published
-        if published is not None and scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             headers = Headers(scope=scope)
-            if _bare(headers):
-                page = await _page(published, scope["path"], scope["query_string"])
-                if page is not None:
-                    status, head, body = answer(page, headers, scope["method"] == "HEAD")
-                    await send({"type": "http.response.start", "status": status, "headers": head})
-                    await send({"type": "http.response.body", "body": body})
-                    return
+            page = await page_for(self, scope["path"], scope["query_string"], headers)
+            if page is not None:
+                status, head, body = answer(page, headers, scope["method"] == "HEAD")
+                await send({"type": "http.response.start", "status": status, "headers": head})
+                await send({"type": "http.response.body", "body": body})
+                return
         await self.app(scope, receive, send)
+
+
+async def page_for(front: Front, path: str, query: bytes, headers: Headers) -> Page | None:
+    """The published page a ``GET`` or ``HEAD`` asks for, if the front answers it: no body, no
+    session cookie, a path of the tree and a page there (``None``: the app answers)."""
+    published = front.web.published
+    if published is None or not _bare(headers):
+        return None
+    return await _page(published, path, query)
 
 
 def _bare(headers: Headers) -> bool:

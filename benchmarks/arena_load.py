@@ -508,6 +508,10 @@ def main() -> None:
 
     store = ArenaStore(Arena(args.home).store_path)
     match_ids = [result.match_id for result in store.results(LADDER)]
+    if os.environ.get("LOAD_KEPT"):
+        kept = args.home / "public" / "matches"
+        match_ids = [m for m in match_ids if (kept / m / "replay.html.gz").exists()]
+        console.print(f"kept only: {len(match_ids)} matches")
     uploaders = [f"loader{index:02d}" for index in range(args.uploaders)]
     known = {name for name, _, _ in store.authors()}
     for name in uploaders:

@@ -4,6 +4,7 @@ the web's interpreter; a small one stays in a thread."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -13,7 +14,7 @@ import trio
 
 import tournaments.arena.service as service_module
 from benchmarks.arena_load import build_home
-from tournaments.arena.board import BoardProcess, compute_board
+from tournaments.arena.board import BoardProcess, compute_board, standings_documents
 from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena
@@ -40,6 +41,12 @@ def test_the_board_from_its_process_is_the_board_of_a_thread(home: Path) -> None
         assert board.rows == here.rows
         assert board.series == here.series == RESULTS
         assert apart.compute().rows == here.rows  # the same process, asked again
+        # the downloads are made there too (a thousand bots' crosstable was seconds of the
+        # web's interpreter), the same as here
+        assert board.documents is not None
+        assert board.standings is not None
+        assert board.documents == here.documents == standings_documents(board.standings)
+        assert json.loads(board.documents[0])["series"] == RESULTS
         assert apart.started == 1
     finally:
         apart.stop()

@@ -36,10 +36,11 @@ from tests.test_arena_web import (
     built,
     serve_home,
 )
-from tournaments.arena.board import Board
+from tournaments.arena.board import Board, board_json
 from tournaments.arena.service import REFRESH_SHARE, ArenaService
 from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.arena.web import (
+    API_PER_MINUTE,
     CSP,
     REPLAY_CSP,
     SESSION_COOKIE,
@@ -51,6 +52,8 @@ from tournaments.arena.web import (
     tree_stamp,
 )
 from tournaments.arena.web._front import Front
+from tournaments.arena.web._publish import PAGES_SHARE
+from tournaments.arena.web._tree import LEADERBOARD
 from tournaments.arena.web._wire import plain_request
 from tournaments.registry import Arena
 from tournaments.runner import Progress
@@ -93,7 +96,7 @@ def gzip_taken(reply: Reply) -> bytes:
 def test_a_visitors_pages_come_with_an_etag_a_304_and_gzip(home: Path, built: Home) -> None:
     match = _page(built.played[2])
     paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay?seat=1"]
-    paths += ["/standings.json", "/standings.csv"]
+    paths += ["/standings.json", "/standings.csv", "/api/leaderboard"]
 
     async def check(site: Site) -> None:
         for path in paths:
@@ -397,6 +400,7 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
     match = _page(built.played[2])
     paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay"]
     paths += [f"/matches/{match}/replay?seat=0", "/standings.json", "/standings.csv"]
+    paths.append("/api/leaderboard")
     seats = ["?seat=1&seat=0", "?SEAT=1", "?seat=", "?x=1&seat=0", "?seat"]
     paths += [f"/matches/{match}/replay{query}" for query in seats]  # as $arg_seat reads them
     scratch = tmp_path / "nginx"
@@ -761,8 +765,9 @@ class TimedPublisher:
     def board_computed(self, board: Board) -> None:
         trio.from_thread.run_sync(self._computed)
 
-    def board_shown(self, board: Board) -> None:
+    def board_shown(self, board: Board) -> float:
         trio.from_thread.run_sync(self.clock.jump, self.PUBLISH_S)
+        return 0.0
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         pass
@@ -1076,5 +1081,62 @@ def test_a_fault_at_the_door_closes_its_connection_not_the_server(
         monkeypatch.undo()
         assert (await site.get("/")).status == 200
         assert "the arena's door failed" in caplog.text
+
+    serve_home(home, check)
+
+
+def test_the_api_leaderboard_is_a_published_file_that_no_address_runs_out_of(
+    home: Path, built: Home
+) -> None:
+    """A class behind one address polling ``/api/leaderboard`` ran out of the address's API
+    calls (and each call went past the door to Hypercorn, the reader's connection with it): it
+    is the tree's file now, the board's JSON, written with the board."""
+
+    async def check(site: Site) -> None:
+        tree = published(site.service).tree
+        for _ in range(API_PER_MINUTE + 10):
+            reply = await site.get("/api/leaderboard")
+            assert reply.status == 200, reply.text
+        assert reply.body == board_json(site.service.board)
+        assert reply.headers["content-type"] == "application/json"
+        page = tree.peek(LEADERBOARD)
+        assert page is not None
+        assert reply.headers["etag"] == page.etag
+        assert json.loads(reply.body)["series"] == site.service.board.series
+
+    serve_home(home, check)
+
+
+def test_a_boards_bot_pages_leave_three_quarters_of_the_interpreter_to_the_web(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand bots' pages after each board held the interpreter for seconds, the web's
+    requests halved meanwhile: each page rendered is followed by a pause, so that the pages
+    take at most PAGES_SHARE of the time; the pauses are not counted as the refresh's work."""
+    from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to slow it down
+
+    by: list[int] = []
+
+    def slow(web: Any, store: Any, viewer: Any, ident: str, board: Any) -> Any:
+        by.append(threading.get_ident())
+        time.sleep(0.05)
+        return render_bot(web, store, viewer, ident, board)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.render_bot", slow)
+
+    async def check(site: Site) -> None:
+        publisher, board = published(site.service), site.service.board
+
+        def shown() -> tuple[float, float, int]:
+            publisher._bot_pages.clear()  # every page rendered again
+            began = time.perf_counter()
+            paused = publisher.board_shown(board)
+            return time.perf_counter() - began, paused, by.count(threading.get_ident())
+
+        taken, paused, pages = await trio.to_thread.run_sync(shown)
+        assert pages == len(board.rows) >= 3
+        assert taken >= pages * 0.05 / PAGES_SHARE, (taken, pages)  # its pauses in
+        assert paused >= pages * 0.05 * (1 / PAGES_SHARE - 1)  # not counted as its work
+        assert taken - paused <= taken * (PAGES_SHARE + 0.05), (taken, paused)
 
     serve_home(home, check)

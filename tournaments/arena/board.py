@@ -5,22 +5,32 @@ for a fit)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import pickle
 import signal
 import struct
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import IO, Final
 
+from protocol.bounded import JsonObject
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.registry import parse_spec
 from tournaments.stats.standings import BotStanding, Standings, read_standings
 
-__all__ = ["Board", "BoardProcess", "BoardRow", "compute_board", "new_points"]
+__all__ = [
+    "Board",
+    "BoardProcess",
+    "BoardRow",
+    "board_json",
+    "compute_board",
+    "new_points",
+    "standings_documents",
+]
 
 
 _HEAD: Final = struct.Struct(">Q")
@@ -60,6 +70,10 @@ class Board:
     series: int
     approximate: bool = False
     """The intervals come from the large-field approximation (docs/standings.md)."""
+    documents: tuple[bytes, bytes] | None = None
+    """``standings.json`` and ``standings.csv`` of :attr:`standings`, made with the board (in
+    the fit's process on a big ladder: a thousand bots' crosstable is seconds of the web's
+    interpreter otherwise)."""
 
     @classmethod
     def empty(cls) -> Board:
@@ -69,6 +83,9 @@ class Board:
     def row(self, ident: str) -> BoardRow | None:
         """A bot's line."""
         return next((row for row in self.rows if row.ident == ident), None)
+
+
+_ROW_FIELDS: Final = tuple(field.name for field in fields(BoardRow))
 
 
 def compute_board(store: ArenaStore) -> Board:
@@ -107,9 +124,37 @@ def compute_board(store: ArenaStore) -> Board:
         )
     rows.sort(key=lambda row: (row.rating is None, -(row.rating or 0.0), row.ident))
     approximate = standings is not None and standings.approximate
-    return Board(
-        at, tuple(rows), standings, 0 if standings is None else standings.series, approximate
-    )
+    series = 0 if standings is None else standings.series
+    documents = None if standings is None else standings_documents(standings)
+    return Board(at, tuple(rows), standings, series, approximate, documents)
+
+
+def board_json(board: Board) -> bytes:
+    """The board as ``/api/leaderboard`` answers it (docs/arena.md), compact JSON."""
+    document: JsonObject = {
+        "at": board.at,
+        "series": board.series,
+        "approximate": board.approximate,
+        "bots": [_row_json(row) for row in board.rows],
+    }
+    return _compact(document)
+
+
+def _row_json(row: BoardRow) -> JsonObject:
+    data: JsonObject = {name: getattr(row, name) for name in _ROW_FIELDS}
+    data["state"] = row.state.value
+    return data
+
+
+def _compact(document: JsonObject) -> bytes:
+    """JSON as the app's answers write it (Starlette's ``JSONResponse``)."""
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode()
+
+
+def standings_documents(standings: Standings) -> tuple[bytes, bytes]:
+    """``standings.json`` (compact, as the app's JSON answers are) and ``standings.csv``."""
+    return _compact(standings.to_dict()), standings.to_csv().encode()
 
 
 def new_points(before: Board, after: Board) -> list[RatingPoint]:

@@ -31,7 +31,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tournaments.arena.web._hardening import HEADERS
-from tournaments.arena.web._tree import CACHE_CONTROL, Head, Page
+from tournaments.arena.web._tree import CACHE_CONTROL, LEADERBOARD, Head, Page
 
 if TYPE_CHECKING:
     from tournaments.arena.web._publish import Published
@@ -262,6 +262,8 @@ def _route(published: Published, path: str, query: bytes) -> Callable[[bool], Pa
         return lambda peek: published.board(peek=peek)
     if path in ("/standings.json", "/standings.csv"):
         return lambda peek: published.download(path[1:], peek=peek)
+    if path == "/api/leaderboard":
+        return lambda peek: published.download(LEADERBOARD, peek=peek)
     kind, _, rest = path[1:].partition("/")
     if kind == "bots" and rest and "/" not in rest:
         return lambda peek: published.bot(rest, peek=peek)

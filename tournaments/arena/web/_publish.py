@@ -2,8 +2,9 @@
 
 The tree (``_tree``) holds, under ``<arena>/public``:
 
-- ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv``: written when a board
-  is computed, before the board is shown (a page is never older than the board the app shows);
+- ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv`` and
+  ``api/leaderboard.json`` (what ``/api/leaderboard`` answers): written when a board is
+  computed, before the board is shown (a page is never older than the board the app shows);
 - ``bots/<ident>.html``: each bot on the board whose page shows something else than at the last
   board (its line as the page rounds it, its recent matches and their states, its versions,
   the troubles), written after each board is shown (the service counts that time in the
@@ -31,16 +32,15 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from starlette.responses import JSONResponse
-
 import tournaments.views.replay_html as replay_module
 from referee.replay import LogReadError
-from tournaments.arena.board import Board, BoardRow
+from tournaments.arena.board import Board, BoardRow, board_json, standings_documents
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.privacy import redacted_replay
 from tournaments.arena.store import ArenaStore
@@ -49,11 +49,11 @@ from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import num
 from tournaments.arena.web._pages import render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
-from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
+from tournaments.arena.web._tree import LEADERBOARD, PUBLIC, Page, Tree, safe_segment, tree_stamp
 from tournaments.store import MatchState
 from tournaments.views.replay_html import replay_html
 
-__all__ = ["MATCH_PAGES", "REPLAYS", "Published"]
+__all__ = ["MATCH_PAGES", "PAGES_SHARE", "REPLAYS", "Published"]
 
 
 _log = logging.getLogger("gin.arena.web")
@@ -61,6 +61,9 @@ REPLAYS: Final = {None: "replay.html", 0: "replay-0.html", 1: "replay-1.html"}
 """A match's replay files, by the seat whose view each is (``None``: the referee's)."""
 _STOP: Final = ("stop", ())
 _OPEN: Final = (MatchState.PENDING.value, MatchState.RUNNING.value)
+PAGES_SHARE: Final = 0.25
+"""The most of the interpreter a board's bot pages take while they are rendered (a thousand
+bots' pages after each board would otherwise halve the web's requests for seconds)."""
 MATCH_PAGES: Final = 1000
 """The finished matches whose pages the tree keeps: those published last (about 560 MiB of
 them, at 574 KiB a match of 13 to 18 hands, measured by ``benchmarks/publish_bench.py``)."""
@@ -108,21 +111,29 @@ class Published:
         self._latest = board
         self._publish_board(board)
 
-    def board_shown(self, board: Board) -> None:
+    def board_shown(self, board: Board) -> float:
         """A board just shown (called in a worker thread, timed by the board's refresh): the
-        pages of its bots whose pages it changes; the others keep their files, tagged with it."""
+        pages of its bots whose pages it changes; the others keep their files, tagged with it.
+        After each page rendered it pauses, so that it takes at most :data:`PAGES_SHARE` of the
+        interpreter from the web's requests; the seconds paused (not counted as its work)."""
         if board is not self._latest:
-            return  # a newer board's pages come
+            return 0.0  # a newer board's pages come
         store = self.web.service.reader()
         moved = self._matches_moved(store)
         versions: dict[str, list[str]] = {}
         for bot in store.bots():
             versions.setdefault(bot.name, []).append(bot.ident)
         troubles = self.web.troubles()
+        paused = 0.0
         for row in board.rows:
             if safe_segment(row.ident):
                 shows = _bot_shows(row, versions.get(row.name, []), troubles)
-                self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved)
+                began = time.perf_counter()
+                if self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved):
+                    pause = (time.perf_counter() - began) * (1 / PAGES_SHARE - 1)
+                    time.sleep(pause)
+                    paused += pause
+        return paused
 
     def _matches_moved(self, store: ArenaStore) -> set[str]:
         """The bots whose recent matches changed since the last board: in a match scheduled
@@ -171,9 +182,10 @@ class Published:
         return self._publish_bot(self.web.service.reader(), ident, board)
 
     def download(self, name: str, *, peek: bool = False) -> Page | None:
-        """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet)."""
+        """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet),
+        or :data:`LEADERBOARD` (``/api/leaderboard``'s JSON, standings or not)."""
         board = self.web.service.board
-        if board.standings is None:
+        if board.standings is None and name != LEADERBOARD:
             return None
         page = self._get(name, peek)
         if page is not None and self._fresh(page, board):
@@ -236,10 +248,10 @@ class Published:
                 return done  # (requests that queued here for one board write it once, not each)
             tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
             if board.standings is not None:
-                standings = board.standings
-                body = bytes(JSONResponse(standings.to_dict()).body)
-                self.tree.put("standings.json", body, tag)
-                self.tree.put("standings.csv", standings.to_csv().encode(), tag)
+                documents = board.documents or standings_documents(board.standings)
+                self.tree.put("standings.json", documents[0], tag)
+                self.tree.put("standings.csv", documents[1], tag)
+            self.tree.put(LEADERBOARD, board_json(board), tag)
             page = bytes(render_board(self.web, Viewer(), board).body)
             return self.tree.put("index.html", page, tag)
 
@@ -253,18 +265,19 @@ class Published:
 
     def _publish_bot_if_changed(
         self, store: ArenaStore, ident: str, board: Board, shows: object, moved: bool
-    ) -> None:
-        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``;
-        else its file kept, tagged with ``board``."""
+    ) -> bool:
+        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``
+        (``True``); else its file kept, tagged with ``board``."""
         rel = f"bots/{ident}.html"
         same = not moved and self._bot_pages.get(ident) == shows
         page = self.tree.get(rel) if same else None
         if page is not None:
             self.tree.put(rel, page.body, self._tag(board))  # the same bytes: only its tag
-            return
+            return False
         self.bot_pages_rendered += 1
         if self._publish_bot(store, ident, board) is not None:
             self._bot_pages[ident] = shows
+        return True
 
     def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
         tag = self.web.troubles()

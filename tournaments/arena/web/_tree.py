@@ -42,6 +42,7 @@ from tournaments.arena.web._hardening import HEADERS, REPLAY_CSP
 __all__ = [
     "CACHE_CONTROL",
     "KINDS",
+    "LEADERBOARD",
     "MEMORY_BYTES",
     "PUBLIC",
     "TEMPORARY_S",
@@ -58,6 +59,8 @@ __all__ = [
 _log = logging.getLogger("gin.arena.web")
 PUBLIC: Final = "public"
 """The tree's folder in the arena's home."""
+LEADERBOARD: Final = "api/leaderboard.json"
+"""``/api/leaderboard``'s file in the tree (written with the leaderboard)."""
 MEMORY_BYTES: Final = 64 * 1024 * 1024
 """The most of the tree's bytes (both encodings) kept in memory (least recently used out)."""
 KINDS: Final = {

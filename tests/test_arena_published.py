@@ -24,6 +24,7 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
+from hypercorn.config import Config
 
 from tests.test_arena_web import (
     HOSTILE,
@@ -37,6 +38,7 @@ from tests.test_arena_web import (
     serve_home,
 )
 from tournaments.arena.board import Board, board_json
+from tournaments.arena.server import GRACE_S, server_config
 from tournaments.arena.service import REFRESH_SHARE, ArenaService
 from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.arena.web import (
@@ -48,13 +50,14 @@ from tournaments.arena.web import (
     Page,
     Published,
     Tree,
+    create_app,
     stamped_files,
     tree_stamp,
 )
-from tournaments.arena.web._front import Front
+from tournaments.arena.web._front import Front, byte_range
 from tournaments.arena.web._publish import PAGES_SHARE
 from tournaments.arena.web._tree import LEADERBOARD
-from tournaments.arena.web._wire import plain_request
+from tournaments.arena.web._wire import plain_request, serve_door
 from tournaments.registry import Arena
 from tournaments.runner import Progress
 from tournaments.store import MatchRow, MatchState
@@ -1140,3 +1143,92 @@ def test_a_boards_bot_pages_leave_three_quarters_of_the_interpreter_to_the_web(
         assert taken - paused <= taken * (PAGES_SHARE + 0.05), (taken, paused)
 
     serve_home(home, check)
+
+
+def test_the_door_reads_a_long_run_of_spaces_at_once() -> None:
+    """A header value with a long run of spaces took the door's pattern seconds (23 s for one
+    64 KiB head), the whole server's interpreter held meanwhile; and so did a ``Range`` of one.
+    The bound is generous: linear, it takes milliseconds."""
+    spaces = b" " * 60_000
+    sent = b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: a" + spaces + b"b  \r\n\r\n"
+    began = time.perf_counter()
+    request = plain_request(sent, 64 * 1024)
+    assert request is not None
+    assert request.headers["x-pad"] == "a" + spaces.decode() + "b"  # the spaces around it go
+    assert byte_range("bytes=1-" + " " * 60_000 + "x", 35) == "unsatisfiable"
+    assert time.perf_counter() - began < 2.0
+
+
+def test_a_range_past_any_file_is_unsatisfiable_not_a_fault() -> None:
+    """A range of 4,301 digits raised (Python reads no longer number), which closed the
+    connection unanswered with a traceback in the log: it is past ``off_t``, a 416 as nginx
+    answers; leading zeros do not count."""
+    assert byte_range("bytes=" + "9" * 4301 + "-", 35) == "unsatisfiable"
+    assert byte_range("bytes=0-" + "9" * 20, 35) == "unsatisfiable"
+    assert byte_range("bytes=" + "0" * 30 + "1-2", 35) == (1, 3)
+
+
+def test_the_door_hands_a_connection_on_at_hypercorns_most_requests(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The door answered a kept connection's requests without end; Hypercorn's
+    ``keep_alive_max_requests`` applies: past it the connection is Hypercorn's (which counts
+    its own, and closes it)."""
+    monkeypatch.setattr(Config, "keep_alive_max_requests", 3)
+    visitor = b"GET /bots/alpha@1.0 HTTP/1.1\r\nHost: arena\r\n\r\n"
+
+    def pipelined(site: Site) -> list[tuple[int, list[str], bytes]]:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(visitor * 4)
+            return read_answers(sock, 4)
+
+    async def check(site: Site) -> None:
+        await site.get("/bots/alpha@1.0")  # published
+        answers = await trio.to_thread.run_sync(pipelined, site)
+        assert [status for status, _, _ in answers] == [200] * 4
+        assert [fields[0] == "date" for _, fields, _ in answers] == [True, True, True, False]
+
+    serve_home(home, check)
+
+
+def test_the_door_lets_its_idle_connections_go_when_the_server_stops(
+    home: Path, built: Home
+) -> None:
+    """A connection kept idle at the door held every stop for the whole grace (Hypercorn lets
+    its idle ones go at once), and the door answered during it: the server stops at once."""
+
+    async def main() -> None:
+        arena = Arena(home)
+        store = ArenaStore(arena.store_path)
+        service = ArenaService(arena, store, ladder=False)
+        service.intake = cast(Any, FakeIntake(service))
+        stop, stopped = trio.Event(), trio.Event()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            app = cast(Any, create_app(service))
+            config = server_config("127.0.0.1", 0)
+
+            async def serving(task_status: trio.TaskStatus[list[str]]) -> None:
+                await serve_door(
+                    app, app, config, shutdown_trigger=stop.wait, task_status=task_status
+                )
+                stopped.set()
+
+            binds = await nursery.start(serving)
+            port = int(binds[0].rpartition(":")[2])
+            with trio.fail_after(30):
+                while not service.board.at:
+                    await trio.sleep(0.02)
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: arena\r\n\r\n")
+            assert (await stream.receive_some(65536)).startswith(b"HTTP/1.1 200 OK")  # the door's
+            stop.set()
+            with trio.fail_after(GRACE_S / 2):
+                await stopped.wait()
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+        if isinstance(service.publisher, Published):
+            service.publisher.close()
+        store.close()
+
+    trio.run(main)

@@ -45,8 +45,13 @@ Answer = tuple[int, Head, bytes]
 _UNSATISFIABLE: Final = b"<html><body><h1>416 Requested Range Not Satisfiable</h1></body></html>\n"
 _DATES: Final = ("%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %d %H:%M:%S %Y")
 """The dates nginx reads (RFC 1123, RFC 850, asctime)."""
-_RANGE: Final = re.compile(r" *(?:([0-9]+) *- *|-)([0-9]*) *")
-"""One range of a ``Range`` header, as nginx reads it (no space after a suffix range's ``-``)."""
+_RANGE: Final = re.compile(r"(?:([0-9]+) *- *|-)([0-9]*)")
+"""One range of a ``Range`` header, its spaces around stripped, as nginx reads it (no space
+after a suffix range's ``-``). Nothing in it is tried two ways over a run of spaces (a pattern
+with spaces at both ends took seconds over a long run of them)."""
+_DIGITS: Final = 19
+"""The most digits of a number in a range (more is past ``off_t``, as nginx checks: and Python
+refuses to read more than 4,300)."""
 _OFF_T: Final = 2**63 - 1
 
 
@@ -178,8 +183,10 @@ def byte_range(value: str, size: int) -> tuple[int, int] | str | None:
 
 def _bounds(part: str, size: int) -> tuple[int, int] | None:
     """One range's ``[start, end)`` clipped to ``size`` (``None``: not a range)."""
-    found = _RANGE.fullmatch(part)
+    found = _RANGE.fullmatch(part.strip(" "))
     if found is None or (found.group(1) is None and not found.group(2)):
+        return None
+    if any(len((text or "").lstrip("0")) > _DIGITS for text in found.groups()):
         return None
     first, last = (None if text is None or text == "" else int(text) for text in found.groups())
     if max(first or 0, last or 0) > _OFF_T:

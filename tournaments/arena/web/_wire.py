@@ -48,7 +48,10 @@ _log = logging.getLogger("gin.arena.web")
 
 
 _LINE: Final = re.compile(rb"(GET|HEAD) (/[!-~]*) HTTP/1\.1")
-_FIELD: Final = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*([ -~\t\x80-\xff]*?)[ \t]*")
+_FIELD: Final = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):([ -~\t\x80-\xff]*)")
+"""A header line: its name, and its value with the spaces and tabs around it (stripped after:
+a pattern that left them out of the value would backtrack over a value's runs of spaces, seconds
+of the server's interpreter for one 64 KiB head)."""
 _REFUSED: Final = frozenset({b"upgrade", b"expect", b"content-length", b"transfer-encoding"})
 _REASONS: Final = {
     200: b"OK",
@@ -89,10 +92,10 @@ def plain_request(buffer: bytes | bytearray, limit: int) -> Plain | None:
         field = _FIELD.fullmatch(text)
         if field is None:
             return None
-        name = field.group(1).lower()
-        if name in _REFUSED or (name == b"connection" and field.group(2).lower() != b"keep-alive"):
+        name, value = field.group(1).lower(), field.group(2).strip(b" \t")
+        if name in _REFUSED or (name == b"connection" and value.lower() != b"keep-alive"):
             return None
-        fields.append((name, field.group(2)))
+        fields.append((name, value))
     if sum(name == b"host" for name, _ in fields) != 1:
         return None
     target, _, query = line.group(2).partition(b"?")
@@ -145,27 +148,43 @@ class _Replayed(trio.abc.HalfCloseableStream):
         await self._stream.aclose()
 
 
+class _Doors:
+    """The connections read at the door: those waiting for a request (each its scope, cancelled
+    when the server stops, as Hypercorn lets its idle connections go at once)."""
+
+    def __init__(self) -> None:
+        self.closing = False
+        self.idle: set[trio.CancelScope] = set()
+
+    def close(self) -> None:
+        """The server stops: idle connections close now, and no request more is read."""
+        self.closing = True
+        for scope in self.idle:
+            scope.cancel()
+
+
 async def _connection(
     front: Front,
     config: Config,
+    doors: _Doors,
     hand_off: Callable[[trio.abc.Stream], Awaitable[None]],
     stream: trio.SocketStream,
 ) -> None:
-    """Answer a connection's plain requests for published pages, then hand it to Hypercorn."""
+    """Answer a connection's plain requests for published pages, then hand it to Hypercorn
+    (at its first other request, or at Hypercorn's ``keep_alive_max_requests``, which Hypercorn
+    applies from there)."""
     buffer = bytearray()
     limit = config.h11_max_incomplete_size
+    answered = 0
     try:
-        while True:
-            if not buffer:
-                with trio.move_on_after(config.keep_alive_timeout):
-                    buffer += await stream.receive_some(limit)
-                if not buffer:  # gone, or idle too long
-                    await stream.aclose()
-                    return
+        while answered < config.keep_alive_max_requests:
+            if not buffer and not await _wait(stream, buffer, config, doors):
+                await stream.aclose()  # gone, idle too long, or the server stops
+                return
             request = plain_request(buffer, limit)
             page = (
                 None
-                if request is None
+                if request is None or doors.closing
                 else await page_for(front, request.path, request.query, request.headers)
             )
             if request is None or page is None:
@@ -173,6 +192,7 @@ async def _connection(
             status, head, body = answer(page, request.headers, request.method == "HEAD")
             del buffer[: request.size]
             await stream.send_all(_wire(status, head, body))
+            answered += 1
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         await stream.aclose()
         return
@@ -181,6 +201,22 @@ async def _connection(
         await stream.aclose()
         return
     await hand_off(cast(trio.abc.Stream, _Replayed(stream, bytes(buffer))))
+
+
+async def _wait(
+    stream: trio.SocketStream, buffer: bytearray, config: Config, doors: _Doors
+) -> bool:
+    """Read the next bytes of an idle connection into ``buffer`` (``False``: none came in
+    ``keep_alive_timeout``, the client closed, or the server stops)."""
+    if doors.closing:
+        return False
+    with trio.move_on_after(config.keep_alive_timeout) as scope:
+        doors.idle.add(scope)
+        try:
+            buffer += await stream.receive_some(config.h11_max_incomplete_size)
+        finally:
+            doors.idle.discard(scope)
+    return bool(buffer) and not doors.closing
 
 
 async def serve_door(
@@ -212,7 +248,12 @@ async def serve_door(
             ]
             task_status.started(binds)
             hypercorn = partial(TCPServer, wrapped, config, context, ConnectionState(state.copy()))
-            handler = hypercorn if front is None else partial(_connection, front, config, hypercorn)
+            doors = _Doors()
+            handler = (
+                hypercorn
+                if front is None
+                else partial(_connection, front, config, doors, hypercorn)
+            )
             try:
                 async with trio.open_nursery(strict_exception_groups=True) as nursery:
                     nursery.start_soon(raise_shutdown, shutdown_trigger)
@@ -228,6 +269,7 @@ async def serve_door(
                 if others is not None:
                     raise others from None
             finally:
+                doors.close()
                 await context.terminated.set()
                 server_nursery.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()

@@ -13,9 +13,9 @@ The tree (``_tree``) holds, under ``<arena>/public``:
   (the referee's view and each seat's): written when the match is recorded, the log walked
   through the rules once for the three; a first leg whose mirror leg is still to play is not
   published (its page, rendered per request, says it is held) until that leg is recorded. Only
-  the :data:`MATCH_PAGES` matches published last are kept (the older ones' files are removed, so
+  the :data:`MATCH_PAGES` matches recorded last are kept (the older ones' files are removed, so
   that the tree does not grow with the ladder); an older match's page asked for is rendered
-  then, and published again;
+  each time, and not kept (it never pushes a newer match out of the tree);
 - ``static/arena.css``, ``static/live.js``.
 
 Only what a visitor (no session) sees goes in: no stderr, no fault evidence, nothing of an
@@ -279,21 +279,28 @@ class Published:
             self._bot_pages[ident] = shows
         return True
 
-    def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
+    def _publish_match(self, store: ArenaStore, match_id: str, *, asked: bool = True) -> Page:
         tag = self.web.troubles()
-        page = render_match(self.web, store, Viewer(), match_id)
-        self._keep_match(match_id)
-        return self.tree.put(f"matches/{match_id}.html", bytes(page.body), tag)
+        body = bytes(render_match(self.web, store, Viewer(), match_id).body)
+        rel = f"matches/{match_id}.html"
+        if self._keep_match(match_id, asked):
+            return self.tree.put(rel, body, tag)
+        return self.tree.unkept(rel, body, tag)
 
-    def _keep_match(self, match_id: str) -> None:
-        """``match_id``'s pages are published (again): the oldest kept beyond
-        :data:`MATCH_PAGES` leave the tree."""
+    def _keep_match(self, match_id: str, asked: bool) -> bool:
+        """Whether ``match_id``'s pages go in the tree (again): a match just recorded does, the
+        oldest kept beyond :data:`MATCH_PAGES` leaving it; one ``asked`` for (its pages not
+        in the tree) does only while the tree holds fewer, so that a visitor reading old
+        matches never pushes the latest out (each old one is rendered when asked for)."""
         with self._kept_lock:
+            if asked and match_id not in self._kept and len(self._kept) >= MATCH_PAGES:
+                return False
             self._kept[match_id] = None
             self._kept.move_to_end(match_id)
             dropped = [self._kept.popitem(last=False)[0] for _ in range(self._overflow())]
         for old in dropped:
             self._remove_match(old)
+        return True
 
     def _overflow(self) -> int:
         return max(0, len(self._kept) - MATCH_PAGES)
@@ -330,7 +337,9 @@ class Published:
         for old in dropped:
             self._remove_match(old)
 
-    def _publish_replays(self, store: ArenaStore, match_id: str) -> dict[int | None, Page]:
+    def _publish_replays(
+        self, store: ArenaStore, match_id: str, *, asked: bool = True
+    ) -> dict[int | None, Page]:
         """The three views of a match's replay, from one walk of its log through the rules
         (none: its log cannot be read)."""
         result = store.result(match_id)
@@ -341,9 +350,9 @@ class Published:
         except (OSError, UnicodeDecodeError, LogReadError) as error:
             _log.warning("replay of %s not published: %s", match_id, error)
             return {}
-        self._keep_match(match_id)
+        keep = self.tree.put if self._keep_match(match_id, asked) else self.tree.unkept
         return {
-            seat: self.tree.put(f"matches/{match_id}/{name}", replay_html(replay, seat).encode())
+            seat: keep(f"matches/{match_id}/{name}", replay_html(replay, seat).encode(), None)
             for seat, name in REPLAYS.items()
         }
 
@@ -366,8 +375,8 @@ class Published:
     def _publish_finished(self, store: ArenaStore, match_ids: list[str]) -> None:
         for match_id in match_ids:
             if safe_segment(match_id) and _final(store, match_id):
-                self._publish_match(store, match_id)
-                self._publish_replays(store, match_id)
+                self._publish_match(store, match_id, asked=False)
+                self._publish_replays(store, match_id, asked=False)
 
 
 def _bot_shows(row: BoardRow, versions: list[str], troubles: tuple[str, ...]) -> object:

@@ -263,6 +263,12 @@ class Tree:
             self._keep(rel, page)
             return page
 
+    def unkept(self, rel: str, body: bytes, tag: object = None) -> Page:
+        """A page for ``rel`` that is not published: not written, not kept in memory (a page
+        the tree has no room for, answered as if it were in it)."""
+        packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
+        return self._page(rel, body, packed, int(time.time()), tag)
+
     def _path_lock(self, rel: str) -> threading.Lock:
         return self._paths[hash(rel) % STRIPES]
 

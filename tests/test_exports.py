@@ -324,8 +324,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "Board",
         "BoardProcess",
         "BoardRow",
+        "board_json",
         "compute_board",
         "new_points",
+        "standings_documents",
     ),
     "tournaments.arena.bundle": (
         "bundle_path",

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test check lint bench proto clean node-bot go-bot cpp-bot sandbox-deps browser-deps
+.PHONY: demo test check lint bench proto clean node-bot go-bot cpp-bot sandbox-deps browser-deps bench-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -164,8 +164,23 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) bench-deps
 	$(BIN)/python -m benchmarks.rules_bench
+
+# wrk and Debian's nginx, for the arena's page benchmarks (benchmarks/arena_bench.py --pages,
+# benchmarks/arena_readers.py). As root this installs them when missing; otherwise it says so.
+bench-deps:
+	@missing=""; \
+	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make bench-deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	    || echo "make bench-deps: could not install$$missing: the arena's page benchmarks need them"; \
+	else \
+	  echo "make bench-deps: not root and$$missing missing (as root: apt-get install$$missing)"; \
+	fi
 
 # Regenerate the committed protobuf/gRPC code (pinned grpcio-tools and mypy-protobuf).
 proto: $(STAMP)

@@ -386,6 +386,7 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "redacted_replay",
     ),
     "tournaments.arena.server": (
+        "GRACE_S",
         "serve",
         "server_config",
     ),

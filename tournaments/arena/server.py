@@ -22,7 +22,7 @@ from hypercorn.middleware import ProxyFixMiddleware
 from tournaments.arena.service import ArenaService
 from tournaments.arena.web import Front, create_app, serve_door
 
-__all__ = ["serve", "server_config"]
+__all__ = ["GRACE_S", "serve", "server_config"]
 
 
 GRACE_S: Final = 3.0

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from tournaments.arena.web._publish import Published
     from tournaments.arena.web._state import Web
 
-__all__ = ["Answer", "Front", "answer", "page_for", "query_arg", "served"]
+__all__ = ["Answer", "Front", "answer", "byte_range", "page_for", "query_arg", "served"]
 
 
 Answer = tuple[int, Head, bytes]

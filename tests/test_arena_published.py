@@ -38,6 +38,7 @@ from tests.test_arena_web import (
     serve_home,
 )
 from tournaments.arena.board import Board, board_json
+from tournaments.arena.privacy import redacted_replay
 from tournaments.arena.server import GRACE_S, server_config
 from tournaments.arena.service import REFRESH_SHARE, ArenaService
 from tournaments.arena.store import ArenaStore, EntrantState
@@ -658,7 +659,7 @@ def test_the_tree_keeps_only_the_latest_matches_pages(
         assert replay.status == 200
         assert "<html" in replay.text.lower()
         assert match_ids_in(root) == set(played[2:])  # the latest stay
-        assert published(site.service).tree.peek(f"matches/{played[0]}.html") is None
+        assert not (root / "matches" / f"{played[0]}.html").exists()  # a spare page only
 
     serve_home(home, first)
     monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 1)
@@ -1170,25 +1171,122 @@ def test_a_range_past_any_file_is_unsatisfiable_not_a_fault() -> None:
     assert byte_range("bytes=" + "0" * 30 + "1-2", 35) == (1, 3)
 
 
-def test_the_door_hands_a_connection_on_at_hypercorns_most_requests(
+def test_the_door_closes_a_connection_at_hypercorns_most_requests(
     home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The door answered a kept connection's requests without end; Hypercorn's
-    ``keep_alive_max_requests`` applies: past it the connection is Hypercorn's (which counts
-    its own, and closes it)."""
+    """The door answered a kept connection's requests without end: after Hypercorn's
+    ``keep_alive_max_requests`` answers it says ``Connection: close`` and closes, as Hypercorn
+    does."""
     monkeypatch.setattr(Config, "keep_alive_max_requests", 3)
     visitor = b"GET /bots/alpha@1.0 HTTP/1.1\r\nHost: arena\r\n\r\n"
 
-    def pipelined(site: Site) -> list[tuple[int, list[str], bytes]]:
+    def pipelined(site: Site) -> tuple[list[tuple[int, list[str], bytes]], bytes]:
         with socket.create_connection((site.host, site.port), timeout=30) as sock:
-            sock.sendall(visitor * 4)
-            return read_answers(sock, 4)
+            sock.sendall(visitor * 5)
+            answers = read_answers(sock, 3)
+            return answers, sock.recv(65536)
 
     async def check(site: Site) -> None:
         await site.get("/bots/alpha@1.0")  # published
-        answers = await trio.to_thread.run_sync(pipelined, site)
-        assert [status for status, _, _ in answers] == [200] * 4
-        assert [fields[0] == "date" for _, fields, _ in answers] == [True, True, True, False]
+        answers, rest = await trio.to_thread.run_sync(pipelined, site)
+        assert [status for status, _, _ in answers] == [200] * 3
+        assert [fields[0] == "date" for _, fields, _ in answers] == [True] * 3  # the door's
+        assert [fields[-1] == "connection" for _, fields, _ in answers] == [False, False, True]
+        assert rest == b""  # closed
+
+    serve_home(home, check)
+
+
+def test_an_old_matchs_page_is_rendered_once_while_spare_and_keeps_its_etag(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An old match's page, asked for when the tree is full, was rendered for every request
+    (one URL repeated cost a replay's walk each time) with an ETag new each second, so never a
+    304: it is kept among the spare pages, rendered once."""
+    monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 2)
+    played = built.played
+    walks: list[str] = []
+    real = redacted_replay
+
+    def counted(path: Path, owned: Any) -> Any:
+        walks.append(str(path))
+        return real(path, owned)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.redacted_replay", counted)
+
+    async def check(site: Site) -> None:
+        root = published(site.service).tree.root
+        assert site.service.publisher is not None
+        for match in played:
+            site.service.publisher.recorded([match])
+        await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
+        await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+        walks.clear()
+        path = f"/matches/{_page(played[0])}/replay?seat=0"
+        first = await site.get(path)
+        await trio.sleep(1.1)  # a second later: the same ETag
+        again = await site.get(path, if_none_match=first.headers["etag"])
+        assert (first.status, again.status, len(walks)) == (200, 304, 1)
+        assert match_ids_in(root) == set(played[2:])  # still not in the tree
+
+    serve_home(home, check)
+
+
+def test_a_kept_match_asked_for_again_keeps_its_place(home: Path, built: Home) -> None:
+    """A kept match whose page was rendered again on request (its troubles changed) moved to
+    the newest end, so the next recorded match pushed a later one out of the tree."""
+
+    async def check(site: Site) -> None:
+        publisher = published(site.service)
+        with publisher._kept_lock:
+            publisher._kept.clear()
+        import tournaments.arena.web._publish as publish_module  # noqa: PLC0415
+
+        saved, publish_module.MATCH_PAGES = publish_module.MATCH_PAGES, 3  # type: ignore[misc]
+        try:
+            for match in ("m1", "m2", "m3"):
+                assert publisher._keep_match(match, asked=False)
+            assert publisher._keep_match("m1", asked=True)
+            assert publisher._keep_match("m4", asked=False)
+            assert list(publisher._kept) == ["m2", "m3", "m4"]
+        finally:
+            publish_module.MATCH_PAGES = saved  # type: ignore[misc]
+
+    serve_home(home, check)
+
+
+def test_a_stop_does_not_wait_for_a_boards_bot_pages(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pauses between a board's bot pages held a stop for four times the pages' work: a
+    closed publisher stops at its next pause."""
+    from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to slow it down
+
+    def slow(web: Any, store: Any, viewer: Any, ident: str, board: Any) -> Any:
+        time.sleep(0.2)
+        return render_bot(web, store, viewer, ident, board)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.render_bot", slow)
+
+    async def check(site: Site) -> None:
+        publisher, board = published(site.service), site.service.board
+        assert len(board.rows) >= 3
+
+        def shown() -> float:
+            publisher._bot_pages.clear()
+            began = time.perf_counter()
+            publisher.board_shown(board)
+            return time.perf_counter() - began
+
+        def close_soon() -> None:
+            time.sleep(0.3)
+            publisher.close()
+
+        closer = threading.Thread(target=close_soon)
+        closer.start()
+        taken = await trio.to_thread.run_sync(shown)
+        closer.join()
+        assert taken < 0.2 * len(board.rows) / PAGES_SHARE / 2, taken
 
     serve_home(home, check)
 

@@ -323,7 +323,9 @@ class ArenaService:
         started = trio.current_time()
         paused = 0.0
         try:
-            paused = await trio.to_thread.run_sync(self.publisher.board_shown, board)
+            paused = await trio.to_thread.run_sync(
+                self.publisher.board_shown, board, abandon_on_cancel=True
+            )  # a stop does not wait for the pages (their writes are atomic; the rest next time)
         except Exception:  # a full disk, a damaged row: the pages are rendered on request
             _log.exception("the leaderboard's bot pages could not be published")
         return max(0.0, trio.current_time() - started - paused)

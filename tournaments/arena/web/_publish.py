@@ -80,6 +80,8 @@ class Published:
         for name, (content, _) in web.static.items():
             self.tree.put(f"static/{name}", content)
         self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
+        self._closed = threading.Event()
+        """Set by :meth:`close`: a board's bot pages stop at their next pause."""
         self._latest: Board | None = None
         """The newest board given to :meth:`board_computed` (set before its pages are)."""
         self._board_lock = threading.Lock()
@@ -100,7 +102,9 @@ class Published:
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the publishing thread (after what it has to do)."""
+        """Stop the publishing thread (after what it has to do), and a board's bot pages at
+        their next pause."""
+        self._closed.set()
         self._jobs.put(_STOP)
 
     # --- what the service calls ----------------------------------------------------------------
@@ -131,7 +135,8 @@ class Published:
                 began = time.perf_counter()
                 if self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved):
                     pause = (time.perf_counter() - began) * (1 / PAGES_SHARE - 1)
-                    time.sleep(pause)
+                    if self._closed.wait(pause):
+                        break  # the server stops: the pages left wait for the next start
                     paused += pause
         return paused
 
@@ -296,7 +301,8 @@ class Published:
             if asked and match_id not in self._kept and len(self._kept) >= MATCH_PAGES:
                 return False
             self._kept[match_id] = None
-            self._kept.move_to_end(match_id)
+            if not asked:  # a page asked for again keeps its match's place
+                self._kept.move_to_end(match_id)
             dropped = [self._kept.popitem(last=False)[0] for _ in range(self._overflow())]
         for old in dropped:
             self._remove_match(old)

@@ -53,6 +53,7 @@ _FIELD: Final = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+):([ -~\t\x80-\xff]*)"
 a pattern that left them out of the value would backtrack over a value's runs of spaces, seconds
 of the server's interpreter for one 64 KiB head)."""
 _REFUSED: Final = frozenset({b"upgrade", b"expect", b"content-length", b"transfer-encoding"})
+_CLOSE: Final = ((b"connection", b"close"),)
 _REASONS: Final = {
     200: b"OK",
     206: b"Partial Content",
@@ -170,14 +171,13 @@ async def _connection(
     hand_off: Callable[[trio.abc.Stream], Awaitable[None]],
     stream: trio.SocketStream,
 ) -> None:
-    """Answer a connection's plain requests for published pages, then hand it to Hypercorn
-    (at its first other request, or at Hypercorn's ``keep_alive_max_requests``, which Hypercorn
-    applies from there)."""
+    """Answer a connection's plain requests for published pages, then hand it to Hypercorn at
+    its first other request (closed after Hypercorn's ``keep_alive_max_requests`` answers)."""
     buffer = bytearray()
     limit = config.h11_max_incomplete_size
     answered = 0
     try:
-        while answered < config.keep_alive_max_requests:
+        while True:
             if not buffer and not await _wait(stream, buffer, config, doors):
                 await stream.aclose()  # gone, idle too long, or the server stops
                 return
@@ -191,8 +191,12 @@ async def _connection(
                 break
             status, head, body = answer(page, request.headers, request.method == "HEAD")
             del buffer[: request.size]
-            await stream.send_all(_wire(status, head, body))
             answered += 1
+            last = answered >= config.keep_alive_max_requests
+            await stream.send_all(_wire(status, (*head, *_CLOSE) if last else head, body))
+            if last:  # Hypercorn's most requests a connection: closed, as Hypercorn does
+                await stream.aclose()
+                return
     except (trio.BrokenResourceError, trio.ClosedResourceError):
         await stream.aclose()
         return

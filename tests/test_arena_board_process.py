@@ -15,6 +15,7 @@ import trio
 import tournaments.arena.service as service_module
 from benchmarks.arena_load import build_home
 from tournaments.arena.board import BoardProcess, compute_board, standings_documents
+from tournaments.arena.replays import ReplayProcess, replay_views
 from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena
@@ -148,3 +149,23 @@ def test_a_server_stopped_mid_fit_ends_the_fit(home: Path, monkeypatch: pytest.M
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
+
+
+def test_a_recorded_matchs_replays_are_rendered_apart_as_here(home: Path, tmp_path: Path) -> None:
+    """Rendering a recorded match's replays in the publishing thread held the web's interpreter
+    for most of a busy ladder's time: they are rendered in a process of their own, to the same
+    bytes; a log that cannot be read is one line, and the process lives on."""
+    log = sorted((home / "logs").rglob("*.jsonl"))[0]  # a real log, played in-process
+    apart = ReplayProcess()
+    try:
+        views = apart.views(log)
+        assert apart.process is not None
+        assert apart.process.pid != os.getpid()
+        assert views == replay_views(log)
+        with pytest.raises(RuntimeError) as failed:
+            apart.views(tmp_path / "missing.jsonl")
+        assert "\n" not in str(failed.value)
+        assert apart.views(log) == views  # the same process, on
+        assert apart.started == 1
+    finally:
+        apart.stop()

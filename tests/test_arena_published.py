@@ -38,7 +38,7 @@ from tests.test_arena_web import (
     serve_home,
 )
 from tournaments.arena.board import Board, board_json
-from tournaments.arena.privacy import redacted_replay
+from tournaments.arena.replays import replay_views
 from tournaments.arena.server import GRACE_S, server_config
 from tournaments.arena.service import REFRESH_SHARE, ArenaService
 from tournaments.arena.store import ArenaStore, EntrantState
@@ -1206,13 +1206,12 @@ def test_an_old_matchs_page_is_rendered_once_while_spare_and_keeps_its_etag(
     monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 2)
     played = built.played
     walks: list[str] = []
-    real = redacted_replay
 
-    def counted(path: Path, owned: Any) -> Any:
+    def counted(path: Path) -> Any:
         walks.append(str(path))
-        return real(path, owned)
+        return replay_views(path)
 
-    monkeypatch.setattr("tournaments.arena.web._publish.redacted_replay", counted)
+    monkeypatch.setattr("tournaments.arena.web._publish.replay_views", counted)
 
     async def check(site: Site) -> None:
         root = published(site.service).tree.root
@@ -1332,3 +1331,25 @@ def test_the_door_lets_its_idle_connections_go_when_the_server_stops(
         store.close()
 
     trio.run(main)
+
+
+def test_a_recorded_matchs_replays_are_rendered_in_a_process_of_their_own(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publishing thread rendered each recorded match's replays in the server's own
+    interpreter (79% of it on a busy ladder, the web's requests waiting): they are rendered in
+    the replays' process; here it would fail."""
+
+    def here(path: Path) -> Any:
+        raise AssertionError("rendered in the server's interpreter")
+
+    monkeypatch.setattr("tournaments.arena.web._publish.replay_views", here)
+
+    async def check(site: Site) -> None:
+        root, publisher = published(site.service).tree.root, published(site.service)
+        publisher.recorded([built.played[3]])
+        await until((root / "matches" / built.played[3] / "replay-1.html").exists, "published")
+        assert publisher._replays.started == 1
+        assert publisher._replays.process is not None
+
+    serve_home(home, check)

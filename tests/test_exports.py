@@ -333,6 +333,10 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "bundle_path",
         "write_bundle",
     ),
+    "tournaments.arena.child": (
+        "Child",
+        "serve",
+    ),
     "tournaments.arena.client": (
         "TOKEN_ENV",
         "ArenaClientError",
@@ -384,6 +388,11 @@ EXPORTS: dict[str, tuple[str, ...]] = {
         "redact_text",
         "redacted_log",
         "redacted_replay",
+    ),
+    "tournaments.arena.replays": (
+        "VIEWS",
+        "ReplayProcess",
+        "replay_views",
     ),
     "tournaments.arena.server": (
         "GRACE_S",
@@ -1014,11 +1023,13 @@ MODULES: dict[str, tuple[str, ...]] = {
         "accounts",
         "board",
         "bundle",
+        "child",
         "client",
         "event",
         "intake",
         "ladder",
         "privacy",
+        "replays",
         "server",
         "service",
         "store",

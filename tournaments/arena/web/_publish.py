@@ -42,7 +42,7 @@ import tournaments.views.replay_html as replay_module
 from referee.replay import LogReadError
 from tournaments.arena.board import Board, BoardRow, board_json, standings_documents
 from tournaments.arena.ladder import LADDER
-from tournaments.arena.privacy import redacted_replay
+from tournaments.arena.replays import ReplayProcess, replay_views
 from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import Viewer
 from tournaments.arena.web._errors import Refused
@@ -51,7 +51,6 @@ from tournaments.arena.web._pages import render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
 from tournaments.arena.web._tree import LEADERBOARD, PUBLIC, Page, Tree, safe_segment, tree_stamp
 from tournaments.store import MatchState
-from tournaments.views.replay_html import replay_html
 
 __all__ = ["MATCH_PAGES", "PAGES_SHARE", "REPLAYS", "Published"]
 
@@ -80,6 +79,9 @@ class Published:
         for name, (content, _) in web.static.items():
             self.tree.put(f"static/{name}", content)
         self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
+        self._replays = ReplayProcess()
+        self._replays_lock = threading.Lock()
+        """Where the publishing thread renders a recorded match's replays (not a request)."""
         self._closed = threading.Event()
         """Set by :meth:`close`: a board's bot pages stop at their next pause."""
         self._latest: Board | None = None
@@ -106,6 +108,7 @@ class Published:
         their next pause."""
         self._closed.set()
         self._jobs.put(_STOP)
+        self._stop_replays()
 
     # --- what the service calls ----------------------------------------------------------------
 
@@ -352,13 +355,13 @@ class Published:
         if result is None:
             return {}
         try:
-            replay = redacted_replay(Path(result.log_path), ())
-        except (OSError, UnicodeDecodeError, LogReadError) as error:
+            views = self._views(Path(result.log_path), asked)
+        except (OSError, UnicodeDecodeError, LogReadError, RuntimeError) as error:
             _log.warning("replay of %s not published: %s", match_id, error)
             return {}
         keep = self.tree.put if self._keep_match(match_id, asked) else self.tree.unkept
         return {
-            seat: keep(f"matches/{match_id}/{name}", replay_html(replay, seat).encode(), None)
+            seat: keep(f"matches/{match_id}/{name}", views[seat], None)
             for seat, name in REPLAYS.items()
         }
 
@@ -368,6 +371,7 @@ class Published:
             kind, what = self._jobs.get()
             try:
                 if kind == "stop":
+                    self._stop_replays()
                     return
                 if kind == "kept":
                     self._read_kept()
@@ -377,6 +381,18 @@ class Published:
                     self._publish_finished(store, [str(match_id) for match_id in what])
             except Exception:  # a damaged row, a full disk: the next request renders it
                 _log.exception("publishing the arena's pages failed")
+
+    def _views(self, log_path: Path, asked: bool) -> dict[int | None, bytes]:
+        """A replay's views: a recorded match's in the replays' process (the publishing thread
+        never holds the web's interpreter for them), a page asked for here."""
+        if asked:
+            return replay_views(log_path)
+        with self._replays_lock:
+            return self._replays.views(log_path)
+
+    def _stop_replays(self) -> None:
+        with self._replays_lock:
+            self._replays.stop()
 
     def _publish_finished(self, store: ArenaStore, match_ids: list[str]) -> None:
         for match_id in match_ids:

@@ -93,7 +93,11 @@ _STAMPED: Final = (
     _ARENA / "web",
     _ARENA.parent / "views",
 )
-_RENDERING: Final = (_ARENA / "privacy.py", _ARENA.parent.parent / "referee" / "bot_text.py")
+_RENDERING: Final = (
+    _ARENA / "privacy.py",
+    _ARENA / "replays.py",
+    _ARENA.parent.parent / "referee" / "bot_text.py",
+)
 
 
 def stamped_files() -> list[Path]:

@@ -635,6 +635,18 @@ def match_ids_in(root: Path) -> set[str]:
     return {entry.name.removesuffix(".gz").removesuffix(".html") for entry in folder.iterdir()}
 
 
+async def record_all_two_kept(site: Site, played: list[str]) -> Path:
+    """Record the four played matches in turn (``MATCH_PAGES`` patched to 2): the tree's root,
+    once it holds the last two only."""
+    root = published(site.service).tree.root
+    assert site.service.publisher is not None
+    for match in played:
+        site.service.publisher.recorded([match])
+    await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
+    await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+    return root
+
+
 def test_the_tree_keeps_only_the_latest_matches_pages(
     home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -646,12 +658,7 @@ def test_the_tree_keeps_only_the_latest_matches_pages(
     played = built.played  # two pairs, all four final
 
     async def first(site: Site) -> None:
-        root = published(site.service).tree.root
-        assert site.service.publisher is not None
-        for match in played:
-            site.service.publisher.recorded([match])
-        await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
-        await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+        root = await record_all_two_kept(site, played)
         old = await site.get(f"/matches/{_page(played[0])}")
         assert (old.status, "etag" in old.headers) == (200, True)
         assert "held" not in old.text
@@ -1214,12 +1221,7 @@ def test_an_old_matchs_page_is_rendered_once_while_spare_and_keeps_its_etag(
     monkeypatch.setattr("tournaments.arena.web._publish.replay_views", counted)
 
     async def check(site: Site) -> None:
-        root = published(site.service).tree.root
-        assert site.service.publisher is not None
-        for match in played:
-            site.service.publisher.recorded([match])
-        await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
-        await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+        root = await record_all_two_kept(site, played)
         walks.clear()
         path = f"/matches/{_page(played[0])}/replay?seat=0"
         first = await site.get(path)

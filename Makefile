@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: demo test check lint bench proto clean node-bot go-bot cpp-bot sandbox-deps browser-deps
+.PHONY: demo test check lint bench proto clean node-bot go-bot cpp-bot sandbox-deps browser-deps bench-deps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -125,6 +125,19 @@ sandbox-deps:
 	  command -v bwrap >/dev/null 2>&1 || echo "make sandbox-deps: bubblewrap is missing: as root, apt-get install bubblewrap"; \
 	fi
 
+# The end of a recipe that put the Debian packages it lacks in $$missing: as root, install them;
+# otherwise say what is missing and what it costs ($(1)).
+define install_missing
+if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "make $@: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	    || echo "make $@: could not install$$missing: $(1)"; \
+	else \
+	  echo "make $@: not root and$$missing missing: $(1) (as root: apt-get install$$missing)"; \
+	fi
+endef
+
 # Debian's Chromium, for the replay page's browser tests (tests/test_replay_html.py), and Debian's
 # nginx, for the published tree's test (tests/test_arena_published.py). As root this installs
 # them when missing; otherwise it only says that those tests will skip.
@@ -132,14 +145,7 @@ browser-deps:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
-	if [ -z "$$missing" ]; then :; \
-	elif [ "$$(id -u)" = 0 ]; then \
-	  echo "make browser-deps: installing$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
-	    || echo "make browser-deps: could not install$$missing: their tests will skip"; \
-	else \
-	  echo "make browser-deps: not root and$$missing missing: their tests will skip (as root: apt-get install$$missing)"; \
-	fi
+	$(call install_missing,their tests will skip)
 
 demo: $(STAMP) node-bot sandbox-deps
 	$(BIN)/gin league demo
@@ -164,8 +170,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-bench: $(BENCH_STAMP)
+bench: $(BENCH_STAMP) bench-deps
 	$(BIN)/python -m benchmarks.rules_bench
+
+# wrk and Debian's nginx, for the arena's page benchmarks (benchmarks/arena_bench.py --pages,
+# benchmarks/arena_readers.py). As root this installs them when missing; otherwise it says so.
+bench-deps:
+	@missing=""; \
+	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
+	command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$$missing nginx-light"; \
+	$(call install_missing,the arena's page benchmarks need them)
 
 # Regenerate the committed protobuf/gRPC code (pinned grpcio-tools and mypy-protobuf).
 proto: $(STAMP)

@@ -10,21 +10,24 @@ run to its last result. Prints series per minute of each and their ratio (median
 ratios). The issue's goal: the ladder within 10% of the league.
 
 ``python -m benchmarks.arena_bench --pages [--bots 100 --results 2000 --seconds 5 --connections
-10 --home DIR]`` builds (once, with ``--home``) the ladder-shaped store of
+10 --home DIR --before CHECKOUT]`` builds (once, with ``--home``) the ladder-shaped store of
 :mod:`benchmarks.arena_load`, then measures with wrk (``apt-get install wrk``), ``--connections``
 keep-alive connections for ``--seconds`` each, the leaderboard, match pages and replay pages
-(random ones of :data:`PAGE_MATCHES` finished matches) served three ways: the app rendering
+(random ones of :data:`PAGE_MATCHES` finished matches) served four ways: the app rendering
 each page per request (the old path: ``create_app(publish=False)``), the app serving its
-published tree, and Debian's nginx (one worker) serving that tree with the configuration of
-docs/arena.md. Prints requests per second of each and their ratio to nginx, and the size of the
-replay pages, plain and gzipped, with each one's number of hands (issue 30's goal: well under
-200 KB gzipped for a 16-hand series).
+published tree through Starlette (``front=False``: before the front), the app serving it from
+its front, and Debian's nginx (one worker) serving that tree with the configuration of
+docs/arena.md; with ``--before``, also the app of another checkout of the project (its own
+``--serve``: main, say) serving its tree. Prints requests per second of each and their ratio to
+nginx, and the size of the replay pages, plain and gzipped, with each one's number of hands
+(issue 30's goal: well under 200 KB gzipped for a 16-hand series).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import select
 import shutil
@@ -34,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -153,11 +157,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5, help="--pages: each measurement")
     parser.add_argument("--connections", type=int, default=10, help="--pages: wrk's")
     parser.add_argument("--home", type=Path, help="--pages: the store to build once and reuse")
+    parser.add_argument("--before", type=Path, help="--pages: another checkout's app too")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--per-request", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-front", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-door", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
-        serve_app(args.serve, publish=not args.per_request)
+        front, door = not args.no_front, not args.no_door
+        serve_app(args.serve, publish=not args.per_request, front=front, door=door)
     elif args.pages:
         pages_main(args)
     else:
@@ -167,22 +175,23 @@ def main() -> None:
 # --- the pages -----------------------------------------------------------------------------------
 
 
-def serve_app(home: Path, *, publish: bool) -> None:
+def serve_app(home: Path, *, publish: bool, front: bool = True, door: bool = True) -> None:
     """The arena's web app on ``home`` (no ladder) on a free port of loopback, until killed;
-    says its address once its first board is computed."""
-    from hypercorn.trio import serve as hypercorn_serve  # noqa: PLC0415
-
+    says its address once its first board is computed (``front``: its pages answered before
+    Starlette; ``door``: before Hypercorn too, as ``gin arena serve`` does)."""
     from tournaments.arena.server import server_config  # noqa: PLC0415
-    from tournaments.arena.web import create_app  # noqa: PLC0415
+    from tournaments.arena.web import Front, create_app, serve_door  # noqa: PLC0415
 
     async def run() -> None:
         arena = Arena(home)
         service = ArenaService(arena, ArenaStore(arena.store_path), ladder=False)
         async with trio.open_nursery() as nursery:
             await nursery.start(service.run)
-            app = create_app(service, publish=publish)
+            app = create_app(service, publish=publish, front=front)
             config = server_config("127.0.0.1", 0)
-            binds = await nursery.start(partial(hypercorn_serve, app, config))  # type: ignore[arg-type]  # Starlette's ASGI types are not Hypercorn's
+            at_door = app if door and isinstance(app, Front) else None
+            serving = partial(serve_door, app, at_door, config, shutdown_trigger=trio.sleep_forever)
+            binds = await nursery.start(serving)
             while not service.board.at:
                 await trio.sleep(0.05)
             print(f"serving on {binds[0]}", flush=True)
@@ -193,10 +202,11 @@ def serve_app(home: Path, *, publish: bool) -> None:
 class _Process:
     """A server in its own process group, its port read from its first line."""
 
-    def __init__(self, command: list[str], port: int | None = None) -> None:
+    def __init__(self, command: list[str], port: int | None = None, root: Path = ROOT) -> None:
         self.process = subprocess.Popen(
             command,
-            cwd=ROOT,
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -339,7 +349,7 @@ def pages_main(args: argparse.Namespace) -> None:
         store.close()
         shutil.rmtree(home / "public", ignore_errors=True)
         serve = [sys.executable, "-m", "benchmarks.arena_bench", "--serve", str(home)]
-        rates: dict[str, dict[str, float]] = {}
+        rates: dict[str, dict[str, float]] = {}  # (the door: Hypercorn alone under the rest)
 
         def measure(name: str, port: int) -> None:
             rates[name] = {
@@ -356,6 +366,10 @@ def pages_main(args: argparse.Namespace) -> None:
             measure("app, rendered per request", before.port)
         finally:
             before.stop()
+        if args.before is not None:
+            _measure_tree(f"{args.before.name}, published tree", serve, paths, measure, args.before)
+        _measure_tree("app, tree via Starlette", [*serve, "--no-front"], paths, measure)
+        _measure_tree("app, ASGI front", [*serve, "--no-door"], paths, measure)
         after = _Process(serve)
         try:
             warmed = _warm(after.port, paths)
@@ -373,6 +387,22 @@ def pages_main(args: argparse.Namespace) -> None:
         finally:
             after.stop()
         _report(args, rates, _replay_sizes(home / "public", hands))
+
+
+def _measure_tree(
+    name: str,
+    serve: list[str],
+    paths: dict[str, list[str]],
+    measure: Callable[[str, int], None],
+    root: Path = ROOT,
+) -> None:
+    """Measure an app serving its published tree (``root``: the checkout it runs from)."""
+    server = _Process(serve, root=root)
+    try:
+        _warm(server.port, paths)
+        measure(name, server.port)
+    finally:
+        server.stop()
 
 
 def _report(

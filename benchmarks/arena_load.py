@@ -8,14 +8,18 @@
    logs played in-process once, so that match and replay pages render; rating points for a few
    bots (their plots).
 2. ``gin arena serve --no-ladder --port 0`` on it, a separate process; the time until
-   ``/api/leaderboard`` lists the bots (its first board: the standings' fit of every result).
+   ``/api/leaderboard`` lists the bots (its first board: the standings' fit of every result);
+   the pages of the ``--recent`` latest matches fetched once each, so that the tree holds them
+   as a running ladder would (it publishes a match's pages when it records it, and keeps the
+   latest 1,000); each kind of page fetched alone, and an old match's (rendered on request).
 3. Load from this process, one trio loop on plain sockets with a small HTTP/1.1 client (h11,
    keep-alive): ``--readers`` concurrent readers fetching the leaderboard page, match pages,
-   replay pages (random matches) and the JSON leaderboard, and ``--uploaders`` concurrent
-   uploaders, each with its own author's token, POSTing a real bot's tar to ``/api/bots`` every
-   ``--upload-every`` seconds (the per-token rate limit answers 429 past it; they do not wait
-   for ``Retry-After``). Requests per second, p50/p99 latency and statuses per page kind, the
-   client's own CPU use (it must not be the bottleneck) and the server's.
+   replay pages (random matches of the ``--recent``) and the JSON leaderboard, and
+   ``--uploaders`` concurrent uploaders, each with its own author's token, POSTing a real
+   bot's tar to ``/api/bots`` every ``--upload-every`` seconds (the per-token rate limit
+   answers 429 past it; they do not wait for ``Retry-After``). Requests per second, p50/p99
+   latency and statuses per page kind, the client's own CPU use (it must not be the
+   bottleneck) and the server's.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from referee.seats import BotIdentity, InProcessSeat
 from tournaments.arena.accounts import add_author, issue_token
 from tournaments.arena.ladder import LADDER, ladder_config, pairing_key
 from tournaments.arena.store import ArenaStore, RatingPoint
+from tournaments.arena.web import MATCH_PAGES
 from tournaments.league import StoredLeague, derive_seed, match_id
 from tournaments.registry import Arena
 from tournaments.store import BotRow, MatchRow, MatchState, ResultRow
@@ -418,16 +423,20 @@ def _target(kind: str, rng: random.Random, match_ids: list[str]) -> str:
     return {"board": "/", "api board": "/api/leaderboard"}[kind]
 
 
-async def _probe(port: int, match_ids: list[str], count: int) -> dict[str, float]:
+async def _probe(
+    port: int, recent: list[str], match_ids: list[str], count: int
+) -> dict[str, float]:
     """Each page kind's median latency (ms) fetched alone, one request at a time: what a
-    request costs the server before any load."""
+    request costs the server before any load (``old``: a match of all the ladder's, most of
+    them no longer in the tree, so rendered on request)."""
     rng = random.Random(9)
     connection = _Connection(port)
     found = {}
-    for kind in ("board", "match", "replay", "api board"):
+    for kind in ("board", "match", "replay", "api board", "old match", "old replay"):
         seconds = []
         for _ in range(count):
-            target = _target(kind, rng, match_ids)
+            old = kind.startswith("old ")
+            target = _target(kind.removeprefix("old "), rng, match_ids if old else recent)
             began = time.perf_counter()
             status, _ = await connection.request("GET", target, [])
             seconds.append(time.perf_counter() - began)
@@ -435,6 +444,19 @@ async def _probe(port: int, match_ids: list[str], count: int) -> dict[str, float
         found[kind] = _quantile(seconds, 0.5) * 1000
     await connection.close()
     return found
+
+
+async def _warm(port: int, recent: list[str]) -> float:
+    """Fetch the pages of each of the ``recent`` matches once (publishing those the tree does
+    not hold: a ladder that ran would have published each when it was recorded); seconds."""
+    began = time.perf_counter()
+    connection = _Connection(port)
+    for match in recent:
+        for target in (f"/matches/{match}", f"/matches/{match}/replay"):
+            status, _ = await connection.request("GET", target, [])
+            assert status == 200, (target, status)
+    await connection.close()
+    return time.perf_counter() - began
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -484,6 +506,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--home", type=Path, help="the store to build once and reuse")
     parser.add_argument("--probe", type=int, default=5, help="requests of each kind alone")
+    parser.add_argument(
+        "--recent",
+        type=int,
+        default=MATCH_PAGES,
+        help="the readers' matches: this many of the latest (those the tree keeps)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
 
@@ -508,6 +536,7 @@ def main() -> None:
 
     store = ArenaStore(Arena(args.home).store_path)
     match_ids = [result.match_id for result in store.results(LADDER)]
+    recent = match_ids[-args.recent :]
     uploaders = [f"loader{index:02d}" for index in range(args.uploaders)]
     known = {name for name, _, _ in store.authors()}
     for name in uploaders:
@@ -528,7 +557,13 @@ def main() -> None:
             f"server up in {started:.1f} s; its first board ({args.bots} bots) "
             f"{board_s:.1f} s after"
         )
-        probe = trio.run(_probe, server.port, match_ids, args.probe)
+        warm_s = trio.run(_warm, server.port, recent)
+        figures["warm_s"] = warm_s
+        console.print(
+            f"the pages of the {len(recent):,} latest matches, fetched once "
+            f"(published if not in the tree): {warm_s:.0f} s"
+        )
+        probe = trio.run(_probe, server.port, recent, match_ids, args.probe)
         figures["alone_ms"] = probe
         console.print(
             f"alone (median of {args.probe}, one at a time): "
@@ -537,7 +572,7 @@ def main() -> None:
         figures["load_average_before"] = os.getloadavg()
         server_cpu = server.cpu_seconds()
         client_cpu = os.times()
-        kinds, ran = trio.run(_load, server.port, match_ids, tokens, tars, args)
+        kinds, ran = trio.run(_load, server.port, recent, tokens, tars, args)
         after = os.times()
         figures["load_average_after"] = os.getloadavg()
         server_used = server.cpu_seconds() - server_cpu

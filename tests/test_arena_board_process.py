@@ -4,6 +4,7 @@ the web's interpreter; a small one stays in a thread."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from pathlib import Path
@@ -13,7 +14,8 @@ import trio
 
 import tournaments.arena.service as service_module
 from benchmarks.arena_load import build_home
-from tournaments.arena.board import BoardProcess, compute_board
+from tournaments.arena.board import BoardProcess, compute_board, standings_documents
+from tournaments.arena.replays import ReplayProcess, replay_views
 from tournaments.arena.service import ArenaService
 from tournaments.arena.store import ArenaStore
 from tournaments.registry import Arena
@@ -40,6 +42,12 @@ def test_the_board_from_its_process_is_the_board_of_a_thread(home: Path) -> None
         assert board.rows == here.rows
         assert board.series == here.series == RESULTS
         assert apart.compute().rows == here.rows  # the same process, asked again
+        # the downloads are made there too (a thousand bots' crosstable was seconds of the
+        # web's interpreter), the same as here
+        assert board.documents is not None
+        assert board.standings is not None
+        assert board.documents == here.documents == standings_documents(board.standings)
+        assert json.loads(board.documents[0])["series"] == RESULTS
         assert apart.started == 1
     finally:
         apart.stop()
@@ -141,3 +149,23 @@ def test_a_server_stopped_mid_fit_ends_the_fit(home: Path, monkeypatch: pytest.M
     finally:
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
+
+
+def test_a_recorded_matchs_replays_are_rendered_apart_as_here(home: Path, tmp_path: Path) -> None:
+    """Rendering a recorded match's replays in the publishing thread held the web's interpreter
+    for most of a busy ladder's time: they are rendered in a process of their own, to the same
+    bytes; a log that cannot be read is one line, and the process lives on."""
+    log = sorted((home / "logs").rglob("*.jsonl"))[0]  # a real log, played in-process
+    apart = ReplayProcess()
+    try:
+        views = apart.views(log)
+        assert apart.process is not None
+        assert apart.process.pid != os.getpid()
+        assert views == replay_views(log)
+        with pytest.raises(RuntimeError) as failed:
+            apart.views(tmp_path / "missing.jsonl")
+        assert "\n" not in str(failed.value)
+        assert apart.views(log) == views  # the same process, on
+        assert apart.started == 1
+    finally:
+        apart.stop()

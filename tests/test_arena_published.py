@@ -16,6 +16,7 @@ import socket
 import subprocess
 import threading
 import time
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -23,6 +24,7 @@ from typing import Any, cast
 import pytest
 import trio
 import trio.testing
+from hypercorn.config import Config
 
 from tests.test_arena_web import (
     HOSTILE,
@@ -35,19 +37,28 @@ from tests.test_arena_web import (
     built,
     serve_home,
 )
-from tournaments.arena.board import Board
+from tournaments.arena.board import Board, board_json
+from tournaments.arena.replays import replay_views
+from tournaments.arena.server import GRACE_S, server_config
 from tournaments.arena.service import REFRESH_SHARE, ArenaService
 from tournaments.arena.store import ArenaStore, EntrantState
 from tournaments.arena.web import (
+    API_PER_MINUTE,
     CSP,
     REPLAY_CSP,
     SESSION_COOKIE,
     TEMPORARY_S,
+    Page,
     Published,
     Tree,
+    create_app,
     stamped_files,
     tree_stamp,
 )
+from tournaments.arena.web._front import Front, byte_range
+from tournaments.arena.web._publish import PAGES_SHARE
+from tournaments.arena.web._tree import LEADERBOARD
+from tournaments.arena.web._wire import plain_request, serve_door
 from tournaments.registry import Arena
 from tournaments.runner import Progress
 from tournaments.store import MatchRow, MatchState
@@ -89,7 +100,7 @@ def gzip_taken(reply: Reply) -> bytes:
 def test_a_visitors_pages_come_with_an_etag_a_304_and_gzip(home: Path, built: Home) -> None:
     match = _page(built.played[2])
     paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay?seat=1"]
-    paths += ["/standings.json", "/standings.csv"]
+    paths += ["/standings.json", "/standings.csv", "/api/leaderboard"]
 
     async def check(site: Site) -> None:
         for path in paths:
@@ -393,6 +404,7 @@ def test_nginx_serves_the_tree_as_the_app_does(home: Path, built: Home, tmp_path
     match = _page(built.played[2])
     paths = ["/", "/bots/alpha@1.0", f"/matches/{match}", f"/matches/{match}/replay"]
     paths += [f"/matches/{match}/replay?seat=0", "/standings.json", "/standings.csv"]
+    paths.append("/api/leaderboard")
     seats = ["?seat=1&seat=0", "?SEAT=1", "?seat=", "?x=1&seat=0", "?seat"]
     paths += [f"/matches/{match}/replay{query}" for query in seats]  # as $arg_seat reads them
     scratch = tmp_path / "nginx"
@@ -623,36 +635,45 @@ def match_ids_in(root: Path) -> set[str]:
     return {entry.name.removesuffix(".gz").removesuffix(".html") for entry in folder.iterdir()}
 
 
+async def record_all_two_kept(site: Site, played: list[str]) -> Path:
+    """Record the four played matches in turn (``MATCH_PAGES`` patched to 2): the tree's root,
+    once it holds the last two only."""
+    root = published(site.service).tree.root
+    assert site.service.publisher is not None
+    for match in played:
+        site.service.publisher.recorded([match])
+    await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
+    await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+    return root
+
+
 def test_the_tree_keeps_only_the_latest_matches_pages(
     home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The tree grew by every match's pages for ever; it keeps the last MATCH_PAGES matches
-    published, an older one's page is rendered when asked for (and published again, another
-    leaving), and a tree left with more than that at a restart is cut back."""
+    recorded, an older one's page is rendered when asked for but not kept (a visitor reading
+    old matches pushed the latest out of the tree, each then rendered again when asked for),
+    and a tree left with more than that at a restart is cut back."""
     monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 2)
     played = built.played  # two pairs, all four final
 
     async def first(site: Site) -> None:
-        root = published(site.service).tree.root
-        assert site.service.publisher is not None
-        for match in played:
-            site.service.publisher.recorded([match])
-        await until((root / "matches" / played[3] / "replay-1.html").exists, "last")
-        await until(lambda: match_ids_in(root) == set(played[2:]), "the oldest pruned")
+        root = await record_all_two_kept(site, played)
         old = await site.get(f"/matches/{_page(played[0])}")
-        assert (old.status, "etag" in old.headers) == (200, True)  # published again
+        assert (old.status, "etag" in old.headers) == (200, True)
         assert "held" not in old.text
-        assert match_ids_in(root) == {played[0], played[3]}
         replay = await site.get(f"/matches/{_page(played[1])}/replay?seat=0")
         assert replay.status == 200
-        assert match_ids_in(root) == {played[0], played[1]}
+        assert "<html" in replay.text.lower()
+        assert match_ids_in(root) == set(played[2:])  # the latest stay
+        assert not (root / "matches" / f"{played[0]}.html").exists()  # a spare page only
 
     serve_home(home, first)
     monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 1)
 
     async def second(site: Site) -> None:
         root = published(site.service).tree.root
-        await until(lambda: match_ids_in(root) == {played[1]}, "cut back at the start")
+        await until(lambda: match_ids_in(root) == {played[3]}, "cut back at the start")
 
     serve_home(home, second)
 
@@ -757,8 +778,9 @@ class TimedPublisher:
     def board_computed(self, board: Board) -> None:
         trio.from_thread.run_sync(self._computed)
 
-    def board_shown(self, board: Board) -> None:
+    def board_shown(self, board: Board) -> float:
         trio.from_thread.run_sync(self.clock.jump, self.PUBLISH_S)
+        return 0.0
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         pass
@@ -863,5 +885,473 @@ def test_requests_queued_for_one_board_write_its_pages_once(home: Path) -> None:
         first = await trio.to_thread.run_sync(pub._publish_board, board)
         again = await trio.to_thread.run_sync(pub._publish_board, board)
         assert again is first
+
+
+class FakePublished:
+    """A tree that holds one page at every path the front looks up, and says which."""
+
+    def __init__(self, page: Page | None) -> None:
+        self.page = page
+        self.asked: list[tuple[str, object, bool]] = []
+
+    def _look(self, kind: str, what: object, peek: bool) -> Page | None:
+        self.asked.append((kind, what, peek))
+        return self.page
+
+    def board(self, *, peek: bool = False) -> Page | None:
+        return self._look("board", None, peek)
+
+    def download(self, name: str, *, peek: bool = False) -> Page | None:
+        return self._look("download", name, peek)
+
+    def bot(self, ident: str, *, peek: bool = False) -> Page | None:
+        return self._look("bot", ident, peek)
+
+    def match(self, match_id: str, *, peek: bool = False) -> Page | None:
+        return self._look("match", match_id, peek)
+
+    def replay(self, match_id: str, seat: int | None, *, peek: bool = False) -> Page | None:
+        return self._look("replay", (match_id, seat), peek)
+
+
+def front_call(
+    published: FakePublished, method: str, path: str, query: bytes = b"", **headers: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """What the front sends for one request, and whether it went on to the app."""
+    went_on: list[bool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        went_on.append(True)
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    scope: dict[str, Any] = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "query_string": query,
+        "headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()],
+    }
+    web = types.SimpleNamespace(published=published)
+    front: Any = Front(cast(Any, app), cast(Any, web))
+    trio.run(front, scope, receive, send)
+    return sent, bool(went_on)
+
+
+def test_the_front_answers_the_trees_paths_and_passes_on_the_rest() -> None:
+    """A visitor's GET or HEAD of a path of the tree, with no body and no session cookie, is
+    answered from the page's head; a session cookie (any), a body, another method, another path
+    or a page the tree has not (``None``) go on to the app."""
+    page = Page(b"<p>board</p>", gzip.compress(b"<p>board</p>"), "text/html; charset=utf-8", 7)
+    published = FakePublished(page)
+    sent, went_on = front_call(published, "GET", "/")
+    assert not went_on
+    assert sent[0]["status"] == 200
+    assert sent[1]["body"] == page.body
+    head = dict(sent[0]["headers"])
+    assert head[b"etag"] == page.etag.encode()
+    assert head[b"content-security-policy"] == CSP.encode()
+    assert (head[b"x-frame-options"], head[b"vary"]) == (b"SAMEORIGIN", b"Accept-Encoding")
+    assert published.asked == [("board", None, True)]  # from memory
+    sent, _ = front_call(published, "HEAD", "/bots/alpha@1.0", accept_encoding="gzip")
+    assert sent[1]["body"] == b""
+    assert dict(sent[0]["headers"])[b"content-encoding"] == b"gzip"
+    sent, _ = front_call(published, "GET", "/matches/m1/replay", b"SEAT=1&seat=0")
+    assert published.asked[-1] == ("replay", ("m1", 1), True)
+    for method, path, query, headers in [
+        ("GET", "/", b"", {"cookie": "theme=dark; gin_session=forged"}),
+        ("GET", "/", b"", {"content-length": "5"}),
+        ("GET", "/", b"", {"transfer-encoding": "chunked"}),
+        ("POST", "/", b"", {}),
+        ("GET", "/live", b"", {}),
+        ("GET", "/bots/a/b", b"", {}),
+        ("GET", "/matches/m1/replay", b"seat=2", {}),
+        ("GET", "/matches/m1/log.jsonl", b"", {}),
+    ]:
+        asked = len(published.asked)
+        sent, went_on = front_call(published, method, path, query, **headers)
+        assert went_on, (method, path, headers)
+        assert not sent, (method, path, headers)
+        assert len(published.asked) == asked, path  # not even looked up
+    missing = FakePublished(None)
+    sent, went_on = front_call(missing, "GET", "/matches/m2")
+    assert went_on
+    assert not sent
+    assert missing.asked == [("match", "m2", True), ("match", "m2", False)]  # disk, in a thread
+
+
+# --- the door ------------------------------------------------------------------------------------
+
+PLAIN = b"GET /matches/m%401?seat=1 HTTP/1.1\r\nHost: arena\r\nAccept-Encoding: gzip\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        PLAIN.replace(b"GET", b"POST"),
+        PLAIN.replace(b"HTTP/1.1", b"HTTP/1.0"),
+        PLAIN.replace(b"/matches", b"http://arena/matches"),  # absolute form
+        PLAIN.replace(b"Host: arena\r\n", b""),
+        PLAIN.replace(b"Host: arena\r\n", b"Host: arena\r\nHost: other\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nContent-Length: 0\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nUpgrade: h2c\r\n\r\n"),
+        PLAIN.replace(b"\r\n\r\n", b"\r\nExpect: 100-continue\r\n\r\n"),
+        PLAIN.replace(b"Host: arena\r\n", b"Host: arena\nX: y\r\n"),  # a bare LF
+        PLAIN.replace(b"gzip\r\n", b"gzip\r\n folded\r\n"),  # obs-fold
+        PLAIN.replace(b"gzip", b"gz\x00ip"),
+        PLAIN.replace(b"Accept-Encoding", b"Accept Encoding"),
+        PLAIN.replace(b"/matches", b"/mat ches"),
+        PLAIN[:-2],  # not whole yet
+        PLAIN.replace(b"gzip", b"g" * 70_000),  # longer than Hypercorn takes
+    ],
+)
+def test_the_door_reads_only_the_plainest_requests(sent: bytes) -> None:
+    """Anything but a whole, plain GET or HEAD is left to Hypercorn, unread."""
+    assert plain_request(sent, 64 * 1024) is None
+
+
+def test_the_door_reads_a_plain_request_as_hypercorn_does() -> None:
+    """What a browser sends (``Connection: keep-alive`` too), read as Hypercorn reads it."""
+    sent = PLAIN.replace(b"\r\n\r\n", b"\r\nConnection: Keep-Alive\r\n\r\n")
+    assert plain_request(sent, 64 * 1024) is not None
+    request = plain_request(PLAIN + b"GET / HTTP/1.1\r\n", 64 * 1024)
+    assert request is not None
+    assert (request.method, request.path, request.query) == ("GET", "/matches/m@1", b"seat=1")
+    assert request.headers["accept-encoding"] == "gzip"
+    assert request.size == len(PLAIN)
+
+
+def read_answers(sock: socket.socket, count: int) -> list[tuple[int, list[str], bytes]]:
+    """``count`` answers read off a connection: status, header names in order, body."""
+    data = b""
+    answers: list[tuple[int, list[str], bytes]] = []
+    while len(answers) < count:
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        head, _, data = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        fields = [line.split(":", 1) for line in lines[1:]]
+        size = int({k.lower(): v for k, v in fields}.get("content-length", "0"))
+        while len(data) < size:
+            data += sock.recv(65536)
+        answers.append((int(lines[0].split()[1]), [k.lower() for k, _ in fields], data[:size]))
+        data = data[size:]
+    return answers
+
+
+def test_the_door_hands_the_rest_of_a_connection_to_hypercorn(home: Path, built: Home) -> None:
+    """Pipelined on one connection: a page the door answers, a form post it leaves to Hypercorn
+    (with what it read put back), and a page after it: each answered, in order, and each
+    as when asked alone."""
+    visitor = b"GET /bots/alpha@1.0 HTTP/1.1\r\nHost: arena\r\n\r\n"
+    form = b"POST /logout HTTP/1.1\r\nHost: arena\r\nContent-Length: 0\r\n\r\n"
+
+    def pipelined(site: Site) -> list[tuple[int, list[str], bytes]]:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(visitor + form + visitor)
+            return read_answers(sock, 3)
+
+    async def check(site: Site) -> None:
+        alone = await site.get("/bots/alpha@1.0")
+        first, posted, third = await trio.to_thread.run_sync(pipelined, site)
+        assert (first[0], first[2]) == (200, alone.body)
+        assert first[1][0] == "date"  # the door's own (Hypercorn says its date last)
+        assert posted[0] == 303
+        assert "x-content-type-options" in posted[1]
+        assert (third[0], third[2]) == (200, alone.body)
+        assert third[1][-1] == "date"  # Hypercorn's: the connection is its own now
+
+    serve_home(home, check)
+
+
+def test_a_fault_at_the_door_closes_its_connection_not_the_server(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug met answering at the door ended the whole server (the error went up through the
+    server's nursery): now that connection is closed and logged, and the server serves on."""
+    from tournaments.arena.web import _wire  # noqa: PLC0415
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug")
+
+    def asked(site: Site) -> bytes:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: arena\r\n\r\n")
+            return sock.recv(65536)
+
+    async def check(site: Site) -> None:
+        assert (await site.get("/")).status == 200  # in memory: the door answers it
+        monkeypatch.setattr(_wire, "answer", broken)
+        assert await trio.to_thread.run_sync(asked, site) == b""  # closed, unanswered
+        monkeypatch.undo()
+        assert (await site.get("/")).status == 200
+        assert "the arena's door failed" in caplog.text
+
+    serve_home(home, check)
+
+
+def test_the_api_leaderboard_is_a_published_file_that_no_address_runs_out_of(
+    home: Path, built: Home
+) -> None:
+    """A class behind one address polling ``/api/leaderboard`` ran out of the address's API
+    calls (and each call went past the door to Hypercorn, the reader's connection with it): it
+    is the tree's file now, the board's JSON, written with the board."""
+
+    async def check(site: Site) -> None:
+        tree = published(site.service).tree
+        for _ in range(API_PER_MINUTE + 10):
+            reply = await site.get("/api/leaderboard")
+            assert reply.status == 200, reply.text
+        assert reply.body == board_json(site.service.board)
+        assert reply.headers["content-type"] == "application/json"
+        page = tree.peek(LEADERBOARD)
+        assert page is not None
+        assert reply.headers["etag"] == page.etag
+        assert json.loads(reply.body)["series"] == site.service.board.series
+
+    serve_home(home, check)
+
+
+def test_a_boards_bot_pages_leave_three_quarters_of_the_interpreter_to_the_web(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thousand bots' pages after each board held the interpreter for seconds, the web's
+    requests halved meanwhile: each page rendered is followed by a pause, so that the pages
+    take at most PAGES_SHARE of the time; the pauses are not counted as the refresh's work."""
+    from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to slow it down
+
+    by: list[int] = []
+
+    def slow(web: Any, store: Any, viewer: Any, ident: str, board: Any) -> Any:
+        by.append(threading.get_ident())
+        time.sleep(0.05)
+        return render_bot(web, store, viewer, ident, board)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.render_bot", slow)
+
+    async def check(site: Site) -> None:
+        publisher, board = published(site.service), site.service.board
+
+        def shown() -> tuple[float, float, int]:
+            publisher._bot_pages.clear()  # every page rendered again
+            began = time.perf_counter()
+            paused = publisher.board_shown(board)
+            return time.perf_counter() - began, paused, by.count(threading.get_ident())
+
+        taken, paused, pages = await trio.to_thread.run_sync(shown)
+        assert pages == len(board.rows) >= 3
+        assert taken >= pages * 0.05 / PAGES_SHARE, (taken, pages)  # its pauses in
+        assert paused >= pages * 0.05 * (1 / PAGES_SHARE - 1)  # not counted as its work
+        assert taken - paused <= taken * (PAGES_SHARE + 0.05), (taken, paused)
+
+    serve_home(home, check)
+
+
+def test_the_door_reads_a_long_run_of_spaces_at_once() -> None:
+    """A header value with a long run of spaces took the door's pattern seconds (23 s for one
+    64 KiB head), the whole server's interpreter held meanwhile; and so did a ``Range`` of one.
+    The bound is generous: linear, it takes milliseconds."""
+    spaces = b" " * 60_000
+    sent = b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: a" + spaces + b"b  \r\n\r\n"
+    began = time.perf_counter()
+    request = plain_request(sent, 64 * 1024)
+    assert request is not None
+    assert request.headers["x-pad"] == "a" + spaces.decode() + "b"  # the spaces around it go
+    assert byte_range("bytes=1-" + " " * 60_000 + "x", 35) == "unsatisfiable"
+    assert time.perf_counter() - began < 2.0
+
+
+def test_a_range_past_any_file_is_unsatisfiable_not_a_fault() -> None:
+    """A range of 4,301 digits raised (Python reads no longer number), which closed the
+    connection unanswered with a traceback in the log: it is past ``off_t``, a 416 as nginx
+    answers; leading zeros do not count."""
+    assert byte_range("bytes=" + "9" * 4301 + "-", 35) == "unsatisfiable"
+    assert byte_range("bytes=0-" + "9" * 20, 35) == "unsatisfiable"
+    assert byte_range("bytes=" + "0" * 30 + "1-2", 35) == (1, 3)
+
+
+def test_the_door_closes_a_connection_at_hypercorns_most_requests(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The door answered a kept connection's requests without end: after Hypercorn's
+    ``keep_alive_max_requests`` answers it says ``Connection: close`` and closes, as Hypercorn
+    does."""
+    monkeypatch.setattr(Config, "keep_alive_max_requests", 3)
+    visitor = b"GET /bots/alpha@1.0 HTTP/1.1\r\nHost: arena\r\n\r\n"
+
+    def pipelined(site: Site) -> tuple[list[tuple[int, list[str], bytes]], bytes]:
+        with socket.create_connection((site.host, site.port), timeout=30) as sock:
+            sock.sendall(visitor * 5)
+            answers = read_answers(sock, 3)
+            return answers, sock.recv(65536)
+
+    async def check(site: Site) -> None:
+        await site.get("/bots/alpha@1.0")  # published
+        answers, rest = await trio.to_thread.run_sync(pipelined, site)
+        assert [status for status, _, _ in answers] == [200] * 3
+        assert [fields[0] == "date" for _, fields, _ in answers] == [True] * 3  # the door's
+        assert [fields[-1] == "connection" for _, fields, _ in answers] == [False, False, True]
+        assert rest == b""  # closed
+
+    serve_home(home, check)
+
+
+def test_an_old_matchs_page_is_rendered_once_while_spare_and_keeps_its_etag(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An old match's page, asked for when the tree is full, was rendered for every request
+    (one URL repeated cost a replay's walk each time) with an ETag new each second, so never a
+    304: it is kept among the spare pages, rendered once."""
+    monkeypatch.setattr("tournaments.arena.web._publish.MATCH_PAGES", 2)
+    played = built.played
+    walks: list[str] = []
+
+    def counted(path: Path) -> Any:
+        walks.append(str(path))
+        return replay_views(path)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.replay_views", counted)
+
+    async def check(site: Site) -> None:
+        root = await record_all_two_kept(site, played)
+        walks.clear()
+        path = f"/matches/{_page(played[0])}/replay?seat=0"
+        first = await site.get(path)
+        await trio.sleep(1.1)  # a second later: the same ETag
+        again = await site.get(path, if_none_match=first.headers["etag"])
+        assert (first.status, again.status, len(walks)) == (200, 304, 1)
+        assert match_ids_in(root) == set(played[2:])  # still not in the tree
+
+    serve_home(home, check)
+
+
+def test_a_kept_match_asked_for_again_keeps_its_place(home: Path, built: Home) -> None:
+    """A kept match whose page was rendered again on request (its troubles changed) moved to
+    the newest end, so the next recorded match pushed a later one out of the tree."""
+
+    async def check(site: Site) -> None:
+        publisher = published(site.service)
+        with publisher._kept_lock:
+            publisher._kept.clear()
+        import tournaments.arena.web._publish as publish_module  # noqa: PLC0415
+
+        saved, publish_module.MATCH_PAGES = publish_module.MATCH_PAGES, 3  # type: ignore[misc]
+        try:
+            for match in ("m1", "m2", "m3"):
+                assert publisher._keep_match(match, asked=False)
+            assert publisher._keep_match("m1", asked=True)
+            assert publisher._keep_match("m4", asked=False)
+            assert list(publisher._kept) == ["m2", "m3", "m4"]
+        finally:
+            publish_module.MATCH_PAGES = saved  # type: ignore[misc]
+
+    serve_home(home, check)
+
+
+def test_a_stop_does_not_wait_for_a_boards_bot_pages(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pauses between a board's bot pages held a stop for four times the pages' work: a
+    closed publisher stops at its next pause."""
+    from tournaments.arena.web._pages import render_bot  # noqa: PLC0415 - to slow it down
+
+    def slow(web: Any, store: Any, viewer: Any, ident: str, board: Any) -> Any:
+        time.sleep(0.2)
+        return render_bot(web, store, viewer, ident, board)
+
+    monkeypatch.setattr("tournaments.arena.web._publish.render_bot", slow)
+
+    async def check(site: Site) -> None:
+        publisher, board = published(site.service), site.service.board
+        assert len(board.rows) >= 3
+
+        def shown() -> float:
+            publisher._bot_pages.clear()
+            began = time.perf_counter()
+            publisher.board_shown(board)
+            return time.perf_counter() - began
+
+        def close_soon() -> None:
+            time.sleep(0.3)
+            publisher.close()
+
+        closer = threading.Thread(target=close_soon)
+        closer.start()
+        taken = await trio.to_thread.run_sync(shown)
+        closer.join()
+        assert taken < 0.2 * len(board.rows) / PAGES_SHARE / 2, taken
+
+    serve_home(home, check)
+
+
+def test_the_door_lets_its_idle_connections_go_when_the_server_stops(
+    home: Path, built: Home
+) -> None:
+    """A connection kept idle at the door held every stop for the whole grace (Hypercorn lets
+    its idle ones go at once), and the door answered during it: the server stops at once."""
+
+    async def main() -> None:
+        arena = Arena(home)
+        store = ArenaStore(arena.store_path)
+        service = ArenaService(arena, store, ladder=False)
+        service.intake = cast(Any, FakeIntake(service))
+        stop, stopped = trio.Event(), trio.Event()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(service.run)
+            app = cast(Any, create_app(service))
+            config = server_config("127.0.0.1", 0)
+
+            async def serving(task_status: trio.TaskStatus[list[str]]) -> None:
+                await serve_door(
+                    app, app, config, shutdown_trigger=stop.wait, task_status=task_status
+                )
+                stopped.set()
+
+            binds = await nursery.start(serving)
+            port = int(binds[0].rpartition(":")[2])
+            with trio.fail_after(30):
+                while not service.board.at:
+                    await trio.sleep(0.02)
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"GET / HTTP/1.1\r\nHost: arena\r\n\r\n")
+            assert (await stream.receive_some(65536)).startswith(b"HTTP/1.1 200 OK")  # the door's
+            stop.set()
+            with trio.fail_after(GRACE_S / 2):
+                await stopped.wait()
+            await stream.aclose()
+            nursery.cancel_scope.cancel()
+        if isinstance(service.publisher, Published):
+            service.publisher.close()
+        store.close()
+
+    trio.run(main)
+
+
+def test_a_recorded_matchs_replays_are_rendered_in_a_process_of_their_own(
+    home: Path, built: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The publishing thread rendered each recorded match's replays in the server's own
+    interpreter (79% of it on a busy ladder, the web's requests waiting): they are rendered in
+    the replays' process; here it would fail."""
+
+    def here(path: Path) -> Any:
+        raise AssertionError("rendered in the server's interpreter")
+
+    monkeypatch.setattr("tournaments.arena.web._publish.replay_views", here)
+
+    async def check(site: Site) -> None:
+        root, publisher = published(site.service).tree.root, published(site.service)
+        publisher.recorded([built.played[3]])
+        await until((root / "matches" / built.played[3] / "replay-1.html").exists, "published")
+        assert publisher._replays.started == 1
+        assert publisher._replays.process is not None
 
     serve_home(home, check)

@@ -26,7 +26,6 @@ from urllib.parse import quote, urlencode
 
 import pytest
 import trio
-from hypercorn.trio import serve as hypercorn_serve
 
 from referee.faults import Fault, FaultKind
 from referee.match import MatchConfig, play_match
@@ -50,6 +49,7 @@ from tournaments.arena.web import (
     UPLOADS_PER_MINUTE,
     Published,
     create_app,
+    serve_door,
 )
 from tournaments.formats.records import MatchSummary
 from tournaments.league import StoredLeague, match_id
@@ -300,9 +300,9 @@ def serve_home(home: Path, check: Callable[[Site], Awaitable[None]]) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(service.run)
             app = cast(Any, create_app(service))
-            binds = await nursery.start(
-                partial(hypercorn_serve, app, server_config("127.0.0.1", 0))
-            )
+            config = server_config("127.0.0.1", 0)
+            door = partial(serve_door, app, app, config, shutdown_trigger=trio.sleep_forever)
+            binds = await nursery.start(door)  # the door before Hypercorn, as gin arena serve
             host, _, port = binds[0].removeprefix("http://").rpartition(":")
             with trio.fail_after(30):
                 while not service.board.at:
@@ -802,7 +802,12 @@ def test_requests_over_the_rate_limits_get_429(site: Any, built: Home) -> None:
             return await site.post("/api/bots", b"x", **_bearer(new_token()))
 
         await assert_limited(guess, UPLOADS_PER_MINUTE, 401)  # guessing tokens is limited too
-        await assert_limited(partial(site.get, "/api/leaderboard"), API_PER_MINUTE, 200)
+        alice = _bearer(built.tokens["alice"])
+        asked = partial(site.get, "/api/submissions/none", **alice)
+        await assert_limited(asked, API_PER_MINUTE, 404)  # (the leaderboard is a file: not)
+        # with a session cookie, the leaderboard is the app's, and counted per address
+        counted = partial(site.get, "/api/leaderboard", cookie="gin_session=forged")
+        await assert_limited(counted, API_PER_MINUTE, 200)
 
     site(check)
 

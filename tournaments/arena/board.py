@@ -4,27 +4,29 @@ for a fit)."""
 
 from __future__ import annotations
 
-import contextlib
-import pickle
-import signal
-import struct
-import subprocess
+import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
+from protocol.bounded import JsonObject
+from tournaments.arena.child import Child, serve
 from tournaments.arena.ladder import LADDER
 from tournaments.arena.store import ArenaStore, EntrantState, RatingPoint
 from tournaments.registry import parse_spec
 from tournaments.stats.standings import BotStanding, Standings, read_standings
 
-__all__ = ["Board", "BoardProcess", "BoardRow", "compute_board", "new_points"]
-
-
-_HEAD: Final = struct.Struct(">Q")
-"""The length before each answer of the board's process."""
+__all__ = [
+    "Board",
+    "BoardProcess",
+    "BoardRow",
+    "board_json",
+    "compute_board",
+    "new_points",
+    "standings_documents",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,10 @@ class Board:
     series: int
     approximate: bool = False
     """The intervals come from the large-field approximation (docs/standings.md)."""
+    documents: tuple[bytes, bytes] | None = None
+    """``standings.json`` and ``standings.csv`` of :attr:`standings`, made with the board (in
+    the fit's process on a big ladder: a thousand bots' crosstable is seconds of the web's
+    interpreter otherwise)."""
 
     @classmethod
     def empty(cls) -> Board:
@@ -69,6 +75,9 @@ class Board:
     def row(self, ident: str) -> BoardRow | None:
         """A bot's line."""
         return next((row for row in self.rows if row.ident == ident), None)
+
+
+_ROW_FIELDS: Final = tuple(field.name for field in fields(BoardRow))
 
 
 def compute_board(store: ArenaStore) -> Board:
@@ -107,9 +116,37 @@ def compute_board(store: ArenaStore) -> Board:
         )
     rows.sort(key=lambda row: (row.rating is None, -(row.rating or 0.0), row.ident))
     approximate = standings is not None and standings.approximate
-    return Board(
-        at, tuple(rows), standings, 0 if standings is None else standings.series, approximate
-    )
+    series = 0 if standings is None else standings.series
+    documents = None if standings is None else standings_documents(standings)
+    return Board(at, tuple(rows), standings, series, approximate, documents)
+
+
+def board_json(board: Board) -> bytes:
+    """The board as ``/api/leaderboard`` answers it (docs/arena.md), compact JSON."""
+    document: JsonObject = {
+        "at": board.at,
+        "series": board.series,
+        "approximate": board.approximate,
+        "bots": [_row_json(row) for row in board.rows],
+    }
+    return _compact(document)
+
+
+def _row_json(row: BoardRow) -> JsonObject:
+    data: JsonObject = {name: getattr(row, name) for name in _ROW_FIELDS}
+    data["state"] = row.state.value
+    return data
+
+
+def _compact(document: JsonObject) -> bytes:
+    """JSON as the app's answers write it (Starlette's ``JSONResponse``)."""
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.encode()
+
+
+def standings_documents(standings: Standings) -> tuple[bytes, bytes]:
+    """``standings.json`` (compact, as the app's JSON answers are) and ``standings.csv``."""
+    return _compact(standings.to_dict()), standings.to_csv().encode()
 
 
 def new_points(before: Board, after: Board) -> list[RatingPoint]:
@@ -122,19 +159,15 @@ def new_points(before: Board, after: Board) -> list[RatingPoint]:
     ]
 
 
-class BoardProcess:
+class BoardProcess(Child):
     """:func:`compute_board` in a process of its own (``python -m tournaments.arena.board
-    STORE``), started on first use and kept: a big ladder's fit is seconds of pure Python, which
-    in a thread of the server would hold the interpreter's lock from the web's requests all that
-    time. One request at a time (the caller's refresh is one at a time); blocking, so called in a
-    thread. The process reads the store on its own connection, and ends when its input does (its
-    server gone, even killed) or when :meth:`stop` kills it."""
+    STORE``, a :class:`Child`): a big ladder's fit is seconds of pure Python, which in a thread
+    of the server would hold the interpreter's lock from the web's requests all that time. The
+    process reads the store on its own connection."""
 
     def __init__(self, store_path: Path) -> None:
+        super().__init__("the board's process", "tournaments.arena.board", str(store_path))
         self.store_path = store_path
-        self.process: subprocess.Popen[bytes] | None = None
-        self.started = 0
-        """Processes started so far."""
 
     def compute(self) -> Board:
         """The board as the store has it now.
@@ -142,75 +175,22 @@ class BoardProcess:
         Raises:
             RuntimeError: the process failed to compute it (its one-line reason) or ended.
         """
-        process = self.process or self._start()
-        assert process.stdin is not None
-        assert process.stdout is not None
-        try:
-            process.stdin.write(b"b")
-            process.stdin.flush()
-            head = _read_exactly(process.stdout, _HEAD.size)
-            answer = _read_exactly(process.stdout, _HEAD.unpack(head)[0])
-        except (OSError, EOFError) as error:
-            self.stop()
-            raise RuntimeError(f"the board's process ended ({error or 'no answer'})") from None
-        try:
-            ok, value = pickle.loads(answer)  # our own child's answer
-        except Exception as error:
-            raise RuntimeError(f"the board's process answered no board ({error})") from None
-        if not ok:
-            raise RuntimeError(str(value))
+        value = self.ask("board")
         if not isinstance(value, Board):
             raise RuntimeError("the board's process answered no board")
         return value
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tournaments.arena.board", str(self.store_path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        self.started += 1
-        return self.process
-
-    def stop(self) -> None:
-        """End the process (a computation in flight ends with it)."""
-        process, self.process = self.process, None
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    data = stream.read(size)
-    if len(data) != size:
-        raise EOFError("the board's process ended")
-    return data
-
 
 def _serve(store_path: str) -> None:
-    """The board's process: a board for each byte read, until its input ends. Ctrl-C at the
-    terminal is its server's to handle (the server stops it)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write where the answers go
-    store: ArenaStore | None = None
-    while sys.stdin.buffer.read(1):
-        try:
-            store = store or ArenaStore(Path(store_path))
-            answer = pickle.dumps((True, compute_board(store)))
-        except Exception as error:  # said in one line by the server, which keeps its board
-            answer = pickle.dumps((False, f"{type(error).__name__}: {error}"))
-        try:
-            out.write(_HEAD.pack(len(answer)) + answer)
-            out.flush()
-        except BrokenPipeError:  # the server is gone
-            return
+    """The board's process: a board for each request, until its input ends."""
+    stores: list[ArenaStore] = []
+
+    def board(_: object) -> Board:
+        if not stores:
+            stores.append(ArenaStore(Path(store_path)))
+        return compute_board(stores[0])
+
+    serve(board)
 
 
 if __name__ == "__main__":  # its classes pickled by their module's name, not as __main__'s

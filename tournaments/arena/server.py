@@ -18,12 +18,11 @@ from typing import Any, Final, cast
 import trio
 from hypercorn.config import Config
 from hypercorn.middleware import ProxyFixMiddleware
-from hypercorn.trio import serve as hypercorn_serve
 
 from tournaments.arena.service import ArenaService
-from tournaments.arena.web import create_app
+from tournaments.arena.web import Front, create_app, serve_door
 
-__all__ = ["serve", "server_config"]
+__all__ = ["GRACE_S", "serve", "server_config"]
 
 
 GRACE_S: Final = 3.0
@@ -54,19 +53,24 @@ async def serve(
     """Serve until SIGINT or SIGTERM (or until cancelled); ``on_ready`` gets the addresses bound
     (the real port when ``port`` is 0). ``behind_proxy``: trust one reverse proxy's
     ``X-Forwarded-For``, ``-Proto`` and ``-Host`` (the client's address for the rate limits, https
-    for the cookies); never without a proxy in front, or any client could claim any address."""
+    for the cookies); never without a proxy in front, or any client could claim any address.
+    A visitor's published pages are answered at the door (:func:`serve_door`), unless every
+    request is to be in the access log (``access_log``: all through Hypercorn)."""
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signals, stop)
         await nursery.start(service.run)
-        app = cast(Any, create_app(service))  # type: ignore[explicit-any]  # Starlette's ASGI types are not Hypercorn's
+        front = create_app(service)
+        app = cast(Any, front)  # type: ignore[explicit-any]  # Starlette's ASGI types are not Hypercorn's
         if behind_proxy:
             app = ProxyFixMiddleware(app, mode="legacy", trusted_hops=1)
+        door = front if isinstance(front, Front) and not access_log else None
         async with trio.open_nursery() as web:
             binds = await web.start(
                 partial(
-                    hypercorn_serve,
+                    serve_door,
                     app,
+                    door,
                     server_config(host, port, access_log=access_log),
                     shutdown_trigger=stop.wait,
                 )

@@ -130,9 +130,10 @@ class Publisher(Protocol):
     def board_computed(self, board: Board) -> None:
         """A board just computed, before it is shown (called in a worker thread)."""
 
-    def board_shown(self, board: Board) -> None:
+    def board_shown(self, board: Board) -> float:
         """A board just shown: the rest of its pages (called in a worker thread, its time
-        counted in the board's refresh)."""
+        counted in the board's refresh but for the seconds it returns: those it paused to
+        leave the interpreter to the web)."""
 
     def recorded(self, match_ids: Sequence[str]) -> None:
         """Matches just recorded (called on the trio thread: it must not block)."""
@@ -315,15 +316,19 @@ class ArenaService:
             await trio.sleep(spent * (1 / REFRESH_SHARE - 1))
 
     async def _board_shown(self, board: Board) -> float:
-        """Tell the publisher of the board now shown, in a thread; the seconds it took."""
+        """Tell the publisher of the board now shown, in a thread; the seconds it worked (its
+        pauses not counted)."""
         if self.publisher is None:
             return 0.0
         started = trio.current_time()
+        paused = 0.0
         try:
-            await trio.to_thread.run_sync(self.publisher.board_shown, board)
+            paused = await trio.to_thread.run_sync(
+                self.publisher.board_shown, board, abandon_on_cancel=True
+            )  # a stop does not wait for the pages (their writes are atomic; the rest next time)
         except Exception:  # a full disk, a damaged row: the pages are rendered on request
             _log.exception("the leaderboard's bot pages could not be published")
-        return trio.current_time() - started
+        return max(0.0, trio.current_time() - started - paused)
 
     async def _next_board(self) -> Board:
         """The board as the store has it now, published before it is shown (a publisher that

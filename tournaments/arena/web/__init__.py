@@ -29,6 +29,8 @@ The modules, each endpoint a function of its own that finds the app's parts in
 - ``_state``: the app's parts (the service, the templates, the limits, the caches);
 - ``_pages``: the pages (the leaderboard, a bot, a match, a replay); ``_plot``: a bot's rating
   over time;
+- ``_front``: a visitor's published pages answered before Starlette, as nginx answers them;
+  ``_wire``: the HTTP door that answers them on the connection, before Hypercorn;
 - ``_publish``: a visitor's pages published when they change (a board computed, a match
   recorded), kept by ``_tree`` as files under ``<home>/public`` with their ``.gz`` and the
   ETag nginx would give them, and served from there (304, gzip);
@@ -52,6 +54,7 @@ from tournaments.arena.web._auth import (
     UPLOADS_PER_MINUTE,
     VISITOR_STREAMS,
 )
+from tournaments.arena.web._front import Front
 from tournaments.arena.web._hardening import CSP, FORM_BYTES, REPLAY_CSP
 from tournaments.arena.web._live import PING_S
 from tournaments.arena.web._pages import RECENT_MATCHES, STDERR_SHOWN
@@ -66,6 +69,7 @@ from tournaments.arena.web._tree import (
     stamped_files,
     tree_stamp,
 )
+from tournaments.arena.web._wire import serve_door
 
 __all__ = [
     "API_PER_MINUTE",
@@ -89,10 +93,12 @@ __all__ = [
     "TEMPORARY_S",
     "UPLOADS_PER_MINUTE",
     "VISITOR_STREAMS",
+    "Front",
     "Page",
     "Published",
     "Tree",
     "create_app",
+    "serve_door",
     "stamped_files",
     "tree_stamp",
 ]

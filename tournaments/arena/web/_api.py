@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from protocol.bounded import JsonObject
 from tournaments.arena import intake as intake_module
-from tournaments.arena.board import Board, BoardRow
+from tournaments.arena.board import board_json
 from tournaments.arena.event import upload_note
 from tournaments.arena.service import ArenaRefusal
 from tournaments.arena.web._auth import api_author, bearer, client, viewer_of
 from tournaments.arena.web._errors import Refused
+from tournaments.arena.web._front import served
 from tournaments.arena.web._hardening import FORM_BYTES, read_body
 from tournaments.arena.web._state import stderr_text, web_of
+from tournaments.arena.web._tree import LEADERBOARD
 from tournaments.registry import parse_spec
 
 __all__ = ["leaderboard_api", "retire_api", "stderr_api", "submission", "upload"]
@@ -113,26 +114,14 @@ def stderr_api(request: Request) -> Response:
 
 
 def leaderboard_api(request: Request) -> Response:
-    """``/api/leaderboard``: the service's board as JSON (made once per board)."""
+    """``/api/leaderboard``: the service's board as JSON (from the published tree; else made
+    once per board)."""
     web = web_of(request)
     web.api.take("addr:" + client(request))
+    if web.published is not None and (page := web.published.download(LEADERBOARD)):
+        return served(request, page)
     board = web.service.board
     kept = web.board_json
     if kept is None or kept[0] is not board:  # made once per board
-        kept = web.board_json = (board, bytes(JSONResponse(_board_json(board)).body))
+        kept = web.board_json = (board, board_json(board))
     return Response(kept[1], media_type="application/json")
-
-
-def _board_json(board: Board) -> JsonObject:
-    return {
-        "at": board.at,
-        "series": board.series,
-        "approximate": board.approximate,
-        "bots": [_row_json(row) for row in board.rows],
-    }
-
-
-def _row_json(row: BoardRow) -> JsonObject:
-    data = asdict(row)
-    data["state"] = row.state.value
-    return data

@@ -31,13 +31,13 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tournaments.arena.web._hardening import HEADERS
-from tournaments.arena.web._tree import CACHE_CONTROL, Head, Page
+from tournaments.arena.web._tree import CACHE_CONTROL, LEADERBOARD, Head, Page
 
 if TYPE_CHECKING:
     from tournaments.arena.web._publish import Published
     from tournaments.arena.web._state import Web
 
-__all__ = ["Answer", "Front", "answer", "query_arg", "served"]
+__all__ = ["Answer", "Front", "answer", "byte_range", "page_for", "query_arg", "served"]
 
 
 Answer = tuple[int, Head, bytes]
@@ -45,8 +45,13 @@ Answer = tuple[int, Head, bytes]
 _UNSATISFIABLE: Final = b"<html><body><h1>416 Requested Range Not Satisfiable</h1></body></html>\n"
 _DATES: Final = ("%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %d %H:%M:%S %Y")
 """The dates nginx reads (RFC 1123, RFC 850, asctime)."""
-_RANGE: Final = re.compile(r" *(?:([0-9]+) *- *|-)([0-9]*) *")
-"""One range of a ``Range`` header, as nginx reads it (no space after a suffix range's ``-``)."""
+_RANGE: Final = re.compile(r"(?:([0-9]+) *- *|-)([0-9]*)")
+"""One range of a ``Range`` header, its spaces around stripped, as nginx reads it (no space
+after a suffix range's ``-``). Nothing in it is tried two ways over a run of spaces (a pattern
+with spaces at both ends took seconds over a long run of them)."""
+_DIGITS: Final = 19
+"""The most digits of a number in a range (more is past ``off_t``, as nginx checks: and Python
+refuses to read more than 4,300)."""
 _OFF_T: Final = 2**63 - 1
 
 
@@ -178,8 +183,10 @@ def byte_range(value: str, size: int) -> tuple[int, int] | str | None:
 
 def _bounds(part: str, size: int) -> tuple[int, int] | None:
     """One range's ``[start, end)`` clipped to ``size`` (``None``: not a range)."""
-    found = _RANGE.fullmatch(part)
+    found = _RANGE.fullmatch(part.strip(" "))
     if found is None or (found.group(1) is None and not found.group(2)):
+        return None
+    if any(len((text or "").lstrip("0")) > _DIGITS for text in found.groups()):
         return None
     first, last = (None if text is None or text == "" else int(text) for text in found.groups())
     if max(first or 0, last or 0) > _OFF_T:
@@ -215,17 +222,24 @@ class Front:
         self.web = web
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        published = self.web.published
-        if published is not None and scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             headers = Headers(scope=scope)
-            if _bare(headers):
-                page = await _page(published, scope["path"], scope["query_string"])
-                if page is not None:
-                    status, head, body = answer(page, headers, scope["method"] == "HEAD")
-                    await send({"type": "http.response.start", "status": status, "headers": head})
-                    await send({"type": "http.response.body", "body": body})
-                    return
+            page = await page_for(self, scope["path"], scope["query_string"], headers)
+            if page is not None:
+                status, head, body = answer(page, headers, scope["method"] == "HEAD")
+                await send({"type": "http.response.start", "status": status, "headers": head})
+                await send({"type": "http.response.body", "body": body})
+                return
         await self.app(scope, receive, send)
+
+
+async def page_for(front: Front, path: str, query: bytes, headers: Headers) -> Page | None:
+    """The published page a ``GET`` or ``HEAD`` asks for, if the front answers it: no body, no
+    session cookie, a path of the tree and a page there (``None``: the app answers)."""
+    published = front.web.published
+    if published is None or not _bare(headers):
+        return None
+    return await _page(published, path, query)
 
 
 def _bare(headers: Headers) -> bool:
@@ -255,6 +269,8 @@ def _route(published: Published, path: str, query: bytes) -> Callable[[bool], Pa
         return lambda peek: published.board(peek=peek)
     if path in ("/standings.json", "/standings.csv"):
         return lambda peek: published.download(path[1:], peek=peek)
+    if path == "/api/leaderboard":
+        return lambda peek: published.download(LEADERBOARD, peek=peek)
     kind, _, rest = path[1:].partition("/")
     if kind == "bots" and rest and "/" not in rest:
         return lambda peek: published.bot(rest, peek=peek)

@@ -2,8 +2,9 @@
 
 The tree (``_tree``) holds, under ``<arena>/public``:
 
-- ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv``: written when a board
-  is computed, before the board is shown (a page is never older than the board the app shows);
+- ``index.html`` (the leaderboard), ``standings.json``, ``standings.csv`` and
+  ``api/leaderboard.json`` (what ``/api/leaderboard`` answers): written when a board is
+  computed, before the board is shown (a page is never older than the board the app shows);
 - ``bots/<ident>.html``: each bot on the board whose page shows something else than at the last
   board (its line as the page rounds it, its recent matches and their states, its versions,
   the troubles), written after each board is shown (the service counts that time in the
@@ -12,9 +13,9 @@ The tree (``_tree``) holds, under ``<arena>/public``:
   (the referee's view and each seat's): written when the match is recorded, the log walked
   through the rules once for the three; a first leg whose mirror leg is still to play is not
   published (its page, rendered per request, says it is held) until that leg is recorded. Only
-  the :data:`MATCH_PAGES` matches published last are kept (the older ones' files are removed, so
+  the :data:`MATCH_PAGES` matches recorded last are kept (the older ones' files are removed, so
   that the tree does not grow with the ladder); an older match's page asked for is rendered
-  then, and published again;
+  each time, and not kept (it never pushes a newer match out of the tree);
 - ``static/arena.css``, ``static/live.js``.
 
 Only what a visitor (no session) sees goes in: no stderr, no fault evidence, nothing of an
@@ -31,29 +32,27 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from starlette.responses import JSONResponse
-
 import tournaments.views.replay_html as replay_module
 from referee.replay import LogReadError
-from tournaments.arena.board import Board, BoardRow
+from tournaments.arena.board import Board, BoardRow, board_json, standings_documents
 from tournaments.arena.ladder import LADDER
-from tournaments.arena.privacy import redacted_replay
+from tournaments.arena.replays import ReplayProcess, replay_views
 from tournaments.arena.store import ArenaStore
 from tournaments.arena.web._auth import Viewer
 from tournaments.arena.web._errors import Refused
 from tournaments.arena.web._filters import num
 from tournaments.arena.web._pages import render_board, render_bot, render_match
 from tournaments.arena.web._state import Web
-from tournaments.arena.web._tree import PUBLIC, Page, Tree, safe_segment, tree_stamp
+from tournaments.arena.web._tree import LEADERBOARD, PUBLIC, Page, Tree, safe_segment, tree_stamp
 from tournaments.store import MatchState
-from tournaments.views.replay_html import replay_html
 
-__all__ = ["MATCH_PAGES", "REPLAYS", "Published"]
+__all__ = ["MATCH_PAGES", "PAGES_SHARE", "REPLAYS", "Published"]
 
 
 _log = logging.getLogger("gin.arena.web")
@@ -61,6 +60,9 @@ REPLAYS: Final = {None: "replay.html", 0: "replay-0.html", 1: "replay-1.html"}
 """A match's replay files, by the seat whose view each is (``None``: the referee's)."""
 _STOP: Final = ("stop", ())
 _OPEN: Final = (MatchState.PENDING.value, MatchState.RUNNING.value)
+PAGES_SHARE: Final = 0.25
+"""The most of the interpreter a board's bot pages take while they are rendered (a thousand
+bots' pages after each board would otherwise halve the web's requests for seconds)."""
 MATCH_PAGES: Final = 1000
 """The finished matches whose pages the tree keeps: those published last (about 560 MiB of
 them, at 574 KiB a match of 13 to 18 hands, measured by ``benchmarks/publish_bench.py``)."""
@@ -77,6 +79,11 @@ class Published:
         for name, (content, _) in web.static.items():
             self.tree.put(f"static/{name}", content)
         self._jobs: queue.SimpleQueue[tuple[str, object]] = queue.SimpleQueue()
+        self._replays = ReplayProcess()
+        self._replays_lock = threading.Lock()
+        """Where the publishing thread renders a recorded match's replays (not a request)."""
+        self._closed = threading.Event()
+        """Set by :meth:`close`: a board's bot pages stop at their next pause."""
         self._latest: Board | None = None
         """The newest board given to :meth:`board_computed` (set before its pages are)."""
         self._board_lock = threading.Lock()
@@ -97,8 +104,11 @@ class Published:
         self._thread.start()
 
     def close(self) -> None:
-        """Stop the publishing thread (after what it has to do)."""
+        """Stop the publishing thread (after what it has to do), and a board's bot pages at
+        their next pause."""
+        self._closed.set()
         self._jobs.put(_STOP)
+        self._stop_replays()
 
     # --- what the service calls ----------------------------------------------------------------
 
@@ -108,21 +118,30 @@ class Published:
         self._latest = board
         self._publish_board(board)
 
-    def board_shown(self, board: Board) -> None:
+    def board_shown(self, board: Board) -> float:
         """A board just shown (called in a worker thread, timed by the board's refresh): the
-        pages of its bots whose pages it changes; the others keep their files, tagged with it."""
+        pages of its bots whose pages it changes; the others keep their files, tagged with it.
+        After each page rendered it pauses, so that it takes at most :data:`PAGES_SHARE` of the
+        interpreter from the web's requests; the seconds paused (not counted as its work)."""
         if board is not self._latest:
-            return  # a newer board's pages come
+            return 0.0  # a newer board's pages come
         store = self.web.service.reader()
         moved = self._matches_moved(store)
         versions: dict[str, list[str]] = {}
         for bot in store.bots():
             versions.setdefault(bot.name, []).append(bot.ident)
         troubles = self.web.troubles()
+        paused = 0.0
         for row in board.rows:
             if safe_segment(row.ident):
                 shows = _bot_shows(row, versions.get(row.name, []), troubles)
-                self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved)
+                began = time.perf_counter()
+                if self._publish_bot_if_changed(store, row.ident, board, shows, row.ident in moved):
+                    pause = (time.perf_counter() - began) * (1 / PAGES_SHARE - 1)
+                    if self._closed.wait(pause):
+                        break  # the server stops: the pages left wait for the next start
+                    paused += pause
+        return paused
 
     def _matches_moved(self, store: ArenaStore) -> set[str]:
         """The bots whose recent matches changed since the last board: in a match scheduled
@@ -171,9 +190,10 @@ class Published:
         return self._publish_bot(self.web.service.reader(), ident, board)
 
     def download(self, name: str, *, peek: bool = False) -> Page | None:
-        """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet)."""
+        """``standings.json`` or ``standings.csv`` of the board shown now (``None``: none yet),
+        or :data:`LEADERBOARD` (``/api/leaderboard``'s JSON, standings or not)."""
         board = self.web.service.board
-        if board.standings is None:
+        if board.standings is None and name != LEADERBOARD:
             return None
         page = self._get(name, peek)
         if page is not None and self._fresh(page, board):
@@ -236,10 +256,10 @@ class Published:
                 return done  # (requests that queued here for one board write it once, not each)
             tag = self._tag(board)  # before rendering: troubles that come meanwhile are not in it
             if board.standings is not None:
-                standings = board.standings
-                body = bytes(JSONResponse(standings.to_dict()).body)
-                self.tree.put("standings.json", body, tag)
-                self.tree.put("standings.csv", standings.to_csv().encode(), tag)
+                documents = board.documents or standings_documents(board.standings)
+                self.tree.put("standings.json", documents[0], tag)
+                self.tree.put("standings.csv", documents[1], tag)
+            self.tree.put(LEADERBOARD, board_json(board), tag)
             page = bytes(render_board(self.web, Viewer(), board).body)
             return self.tree.put("index.html", page, tag)
 
@@ -253,34 +273,43 @@ class Published:
 
     def _publish_bot_if_changed(
         self, store: ArenaStore, ident: str, board: Board, shows: object, moved: bool
-    ) -> None:
-        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``;
-        else its file kept, tagged with ``board``."""
+    ) -> bool:
+        """A bot's page rendered if ``shows`` is not what it showed, or its matches ``moved``
+        (``True``); else its file kept, tagged with ``board``."""
         rel = f"bots/{ident}.html"
         same = not moved and self._bot_pages.get(ident) == shows
         page = self.tree.get(rel) if same else None
         if page is not None:
             self.tree.put(rel, page.body, self._tag(board))  # the same bytes: only its tag
-            return
+            return False
         self.bot_pages_rendered += 1
         if self._publish_bot(store, ident, board) is not None:
             self._bot_pages[ident] = shows
+        return True
 
-    def _publish_match(self, store: ArenaStore, match_id: str) -> Page:
+    def _publish_match(self, store: ArenaStore, match_id: str, *, asked: bool = True) -> Page:
         tag = self.web.troubles()
-        page = render_match(self.web, store, Viewer(), match_id)
-        self._keep_match(match_id)
-        return self.tree.put(f"matches/{match_id}.html", bytes(page.body), tag)
+        body = bytes(render_match(self.web, store, Viewer(), match_id).body)
+        rel = f"matches/{match_id}.html"
+        if self._keep_match(match_id, asked):
+            return self.tree.put(rel, body, tag)
+        return self.tree.unkept(rel, body, tag)
 
-    def _keep_match(self, match_id: str) -> None:
-        """``match_id``'s pages are published (again): the oldest kept beyond
-        :data:`MATCH_PAGES` leave the tree."""
+    def _keep_match(self, match_id: str, asked: bool) -> bool:
+        """Whether ``match_id``'s pages go in the tree (again): a match just recorded does, the
+        oldest kept beyond :data:`MATCH_PAGES` leaving it; one ``asked`` for (its pages not
+        in the tree) does only while the tree holds fewer, so that a visitor reading old
+        matches never pushes the latest out (each old one is rendered when asked for)."""
         with self._kept_lock:
+            if asked and match_id not in self._kept and len(self._kept) >= MATCH_PAGES:
+                return False
             self._kept[match_id] = None
-            self._kept.move_to_end(match_id)
+            if not asked:  # a page asked for again keeps its match's place
+                self._kept.move_to_end(match_id)
             dropped = [self._kept.popitem(last=False)[0] for _ in range(self._overflow())]
         for old in dropped:
             self._remove_match(old)
+        return True
 
     def _overflow(self) -> int:
         return max(0, len(self._kept) - MATCH_PAGES)
@@ -317,20 +346,22 @@ class Published:
         for old in dropped:
             self._remove_match(old)
 
-    def _publish_replays(self, store: ArenaStore, match_id: str) -> dict[int | None, Page]:
+    def _publish_replays(
+        self, store: ArenaStore, match_id: str, *, asked: bool = True
+    ) -> dict[int | None, Page]:
         """The three views of a match's replay, from one walk of its log through the rules
         (none: its log cannot be read)."""
         result = store.result(match_id)
         if result is None:
             return {}
         try:
-            replay = redacted_replay(Path(result.log_path), ())
-        except (OSError, UnicodeDecodeError, LogReadError) as error:
+            views = self._views(Path(result.log_path), asked)
+        except (OSError, UnicodeDecodeError, LogReadError, RuntimeError) as error:
             _log.warning("replay of %s not published: %s", match_id, error)
             return {}
-        self._keep_match(match_id)
+        keep = self.tree.put if self._keep_match(match_id, asked) else self.tree.unkept
         return {
-            seat: self.tree.put(f"matches/{match_id}/{name}", replay_html(replay, seat).encode())
+            seat: keep(f"matches/{match_id}/{name}", views[seat], None)
             for seat, name in REPLAYS.items()
         }
 
@@ -340,6 +371,7 @@ class Published:
             kind, what = self._jobs.get()
             try:
                 if kind == "stop":
+                    self._stop_replays()
                     return
                 if kind == "kept":
                     self._read_kept()
@@ -350,11 +382,23 @@ class Published:
             except Exception:  # a damaged row, a full disk: the next request renders it
                 _log.exception("publishing the arena's pages failed")
 
+    def _views(self, log_path: Path, asked: bool) -> dict[int | None, bytes]:
+        """A replay's views: a recorded match's in the replays' process (the publishing thread
+        never holds the web's interpreter for them), a page asked for here."""
+        if asked:
+            return replay_views(log_path)
+        with self._replays_lock:
+            return self._replays.views(log_path)
+
+    def _stop_replays(self) -> None:
+        with self._replays_lock:
+            self._replays.stop()
+
     def _publish_finished(self, store: ArenaStore, match_ids: list[str]) -> None:
         for match_id in match_ids:
             if safe_segment(match_id) and _final(store, match_id):
-                self._publish_match(store, match_id)
-                self._publish_replays(store, match_id)
+                self._publish_match(store, match_id, asked=False)
+                self._publish_replays(store, match_id, asked=False)
 
 
 def _bot_shows(row: BoardRow, versions: list[str], troubles: tuple[str, ...]) -> object:

@@ -42,8 +42,10 @@ from tournaments.arena.web._hardening import HEADERS, REPLAY_CSP
 __all__ = [
     "CACHE_CONTROL",
     "KINDS",
+    "LEADERBOARD",
     "MEMORY_BYTES",
     "PUBLIC",
+    "SPARE_PAGES",
     "TEMPORARY_S",
     "Head",
     "Page",
@@ -58,6 +60,8 @@ __all__ = [
 _log = logging.getLogger("gin.arena.web")
 PUBLIC: Final = "public"
 """The tree's folder in the arena's home."""
+LEADERBOARD: Final = "api/leaderboard.json"
+"""``/api/leaderboard``'s file in the tree (written with the leaderboard)."""
 MEMORY_BYTES: Final = 64 * 1024 * 1024
 """The most of the tree's bytes (both encodings) kept in memory (least recently used out)."""
 KINDS: Final = {
@@ -76,6 +80,9 @@ may be another process's write in flight)."""
 _TEMPORARY: Final = ".tmp-"
 CACHE_CONTROL: Final = "no-cache"
 """Every published page: a browser may keep it but asks each time (a 304 when unchanged)."""
+SPARE_PAGES: Final = 64
+"""Pages the tree had no room for (an old match's, rendered when asked for) kept in memory, so
+that asking for one again renders nothing and gets a 304."""
 STRIPES: Final = 256
 """Locks a tree's paths share (by hash): a disk read and a put of one path never interleave."""
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@~+-]{0,199}")
@@ -86,7 +93,11 @@ _STAMPED: Final = (
     _ARENA / "web",
     _ARENA.parent / "views",
 )
-_RENDERING: Final = (_ARENA / "privacy.py", _ARENA.parent.parent / "referee" / "bot_text.py")
+_RENDERING: Final = (
+    _ARENA / "privacy.py",
+    _ARENA / "replays.py",
+    _ARENA.parent.parent / "referee" / "bot_text.py",
+)
 
 
 def stamped_files() -> list[Path]:
@@ -208,6 +219,8 @@ class Tree:
     def __init__(self, root: Path, stamp: str) -> None:
         self.root = root
         self._memory: OrderedDict[str, Page] = OrderedDict()
+        self._spare: OrderedDict[str, Page] = OrderedDict()
+        """Pages answered but not in the tree (:meth:`unkept`), the last asked for at the end."""
         self._bytes = 0
         self._lock = threading.Lock()
         self._paths = [threading.Lock() for _ in range(STRIPES)]
@@ -241,6 +254,8 @@ class Tree:
             page = self._memory.get(rel)
             if page is not None and touch:
                 self._memory.move_to_end(rel)
+            if page is None and (page := self._spare.get(rel)) is not None and touch:
+                self._spare.move_to_end(rel)
             return page
 
     def put(self, rel: str, body: bytes, tag: object = None) -> Page:
@@ -259,6 +274,24 @@ class Tree:
                     page = self._page(rel, body, packed, mtime, tag)
             self._keep(rel, page)
             return page
+
+    def unkept(self, rel: str, body: bytes, tag: object = None) -> Page:
+        """A page for ``rel`` that the tree has no room for: not written, but kept among the
+        :data:`SPARE_PAGES` such pages asked for last (answered as if in the tree, its ETag
+        the same while it is kept and its bytes are)."""
+        with self._lock:
+            old = self._spare.pop(rel, None)
+        if old is not None and old.body == body:
+            page = self._page(rel, old.body, old.gz, old.mtime, tag)
+        else:
+            packed = gzip.compress(body, compresslevel=LEVEL, mtime=0)
+            mtime = max(int(time.time()), 1 + (0 if old is None else old.mtime))
+            page = self._page(rel, body, packed, mtime, tag)
+        with self._lock:
+            self._spare[rel] = page
+            while len(self._spare) > SPARE_PAGES:
+                self._spare.popitem(last=False)
+        return page
 
     def _path_lock(self, rel: str) -> threading.Lock:
         return self._paths[hash(rel) % STRIPES]
@@ -279,12 +312,14 @@ class Tree:
         with self._lock:
             old = self._memory.pop(rel, None)
             self._bytes -= 0 if old is None else old.size
+            self._spare.pop(rel, None)
         path = self.root / rel
         for file in (path, Path(f"{path}.gz")):
             file.unlink(missing_ok=True)
 
     def _keep(self, rel: str, page: Page) -> None:
         with self._lock:
+            self._spare.pop(rel, None)  # in the tree now
             old = self._memory.pop(rel, None)
             self._bytes -= 0 if old is None else old.size
             self._memory[rel] = page

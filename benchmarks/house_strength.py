@@ -4,6 +4,7 @@
         [--pairs N] [--jobs J] [--seed S] [--json FILE]
     python -m benchmarks.house_strength --sprt [--budgets 100] [--elo0 0 --elo1 50]
         [--max-pairs 400] [--jobs J]
+    python -m benchmarks.house_strength --hands N [--budgets 300r] [--rivals strong] [--jobs J]
 
 The first form plays, for every budget (milliseconds of search a decision, or with an ``r``
 played-out hands a decision: ``300r``, the same work however busy the machine) and every rival,
@@ -16,6 +17,12 @@ decision. Every pair uses the same series seeds for every budget and rival.
 The second form is the sequential test of ``gin match house strong`` played in-process (no
 sandbox, no referee, no clock): pairs are played ``J`` at a time until the test
 (:class:`tournaments.stats.sprt.SprtRun`) accepts a hypothesis or ``--max-pairs`` is reached.
+
+The third form plays single hands instead of series: ``N`` deals, each played twice with the
+seats swapped (the house bot holds each side's cards once, against the same stock), and reports
+the house bot's points per hand with its 95% interval over the deals. A hand's points are the
+measure a series' win rate only blurs: a difference of half a point a hand, which 40 pairs of
+series cannot tell from noise, shows in a thousand deals.
 
 The budget is wall-clock time, so a busy machine makes the bot weaker: the figures depend on
 the load, which the report prints.
@@ -40,11 +47,13 @@ from benchmarks.strength import (
     POLICIES,
     MatchupReport,
     SeriesStats,
+    TimedPolicy,
+    mean_interval,
     play_pair,
     series_seed,
     summarise,
 )
-from referee.rules import Policy
+from referee.rules import HandState, Policy, play_hand, shuffled_deck
 from sample_bots.house.strategy import CONFIDENCE, SCREEN, Budget, HousePolicy
 from tournaments.stats.inference import ScoreEstimate, score_estimate
 from tournaments.stats.sprt import SprtRun, SprtSettings, SprtStatus
@@ -191,6 +200,98 @@ def print_table(console: Console, rows: Sequence[Row]) -> None:
     console.print(table)
 
 
+# --- single hands, duplicated ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealResult:
+    """One deal played both ways: the house bot's points in each, and its decisions' time."""
+
+    points: tuple[int, int]
+    decisions: int
+    cpu_seconds: float
+
+
+def play_deal(task: Task) -> tuple[Task, DealResult]:
+    """Worker entry point: deal ``seed``'s deck (its hand ``index``) and play it with the house
+    bot in seat 0, then in seat 1, the same dealer both times, so each seat's cards and the
+    stock's order meet both players."""
+    budget, rival, index, seed = task
+    deck = shuffled_deck(seed, index)
+    points: list[int] = []
+    timed_total, cpu = 0, 0.0
+    for house_seat in (0, 1):
+        house = TimedPolicy(make_house(budget, seed + index))
+        other = POLICIES[rival](seed + index)
+        first, second = (house, other) if house_seat == 0 else (other, house)
+        outcome = play_hand(first, second, HandState.deal(deck, dealer=0)).outcome
+        assert outcome is not None
+        won = 0 if outcome.winner is None else outcome.points
+        points.append(won if outcome.winner == house_seat else -won)
+        timed_total, cpu = timed_total + house.decisions, cpu + house.cpu_seconds
+    return task, DealResult((points[0], points[1]), timed_total, cpu)
+
+
+@dataclass
+class HandsRow:
+    """One budget against one rival, over duplicated single hands."""
+
+    budget: str
+    rival: str
+    deals: int
+    per_hand: tuple[float, float, float]
+    """The house bot's mean points a hand and its 95% interval (over the deals' means)."""
+    won: int
+    lost: int
+    cpu_ms: float
+
+
+def play_hands(
+    budgets: Sequence[str], rivals: Sequence[str], deals: int, seed: int, jobs: int
+) -> list[HandsRow]:
+    """Every budget against every rival on the same ``deals`` deals; rows in the order asked."""
+    tasks = [(b, r, i, seed) for b in budgets for r in rivals for i in range(deals)]
+    played: dict[tuple[str, str], list[DealResult]] = {}
+    for (budget, rival, _, _), result in pool_map(play_deal, tasks, jobs, chunksize=4):
+        played.setdefault((budget, rival), []).append(result)
+    rows = []
+    for budget in budgets:
+        for rival in rivals:
+            found = played[budget, rival]
+            hands = [p for r in found for p in r.points]
+            decisions = sum(r.decisions for r in found)
+            rows.append(
+                HandsRow(
+                    budget,
+                    rival,
+                    len(found),
+                    mean_interval([sum(r.points) / 2 for r in found]),
+                    sum(p > 0 for p in hands),
+                    sum(p < 0 for p in hands),
+                    1000 * sum(r.cpu_seconds for r in found) / max(1, decisions),
+                )
+            )
+    return rows
+
+
+def print_hands(console: Console, rows: Sequence[HandsRow]) -> None:
+    """One row per budget and rival."""
+    table = Table(title="house against each rival, duplicated hands", title_justify="left")
+    for name in ("budget", "vs", "deals", "pts/hand [95% CI]", "hands won / lost", "cpu ms"):
+        table.add_column(name, no_wrap=True)
+    for row in rows:
+        mean, low, high = row.per_hand
+        table.add_row(
+            label(row.budget),
+            row.rival,
+            str(row.deals),
+            f"{mean:+.2f} [{low:+.2f}, {high:+.2f}]",
+            f"{row.won} / {row.lost}",
+            f"{row.cpu_ms:.1f}",
+        )
+    console.print(table)
+
+
 # --- the sequential test, in-process -----------------------------------------------------------
 
 
@@ -244,6 +345,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=usable_cpus() or 1, help="worker processes")
     parser.add_argument("--seed", type=int, default=2026, help="base seed (2026)")
     parser.add_argument("--sprt", action="store_true", help="run the sequential test instead")
+    parser.add_argument(
+        "--hands", type=int, default=0, metavar="N", help="play N duplicated single deals instead"
+    )
     parser.add_argument("--elo0", type=float, default=0.0)
     parser.add_argument("--elo1", type=float, default=50.0)
     parser.add_argument("--max-pairs", type=int, default=400, help="the test's cap (400)")
@@ -263,6 +367,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--rivals: each one of {', '.join(POLICIES)}")
     if args.pairs < 4 or args.jobs < 1 or args.max_pairs < 1:
         parser.error("--jobs and --max-pairs at least 1, --pairs at least 4")
+    if args.hands < 0 or args.hands == 1 or (args.hands and args.sprt):
+        parser.error("--hands: at least 2 deals, and not with --sprt")
     return args
 
 
@@ -289,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         result["sprt"] = {"status": None if now is None else json.loads(now.to_json())}
         result["estimate"] = asdict(estimate)
+    elif args.hands:
+        hand_rows = play_hands(args.budgets, args.rivals, args.hands, args.seed, args.jobs)
+        print_hands(console, hand_rows)
+        result["hands"] = [{**asdict(r), "budget": label(r.budget)} for r in hand_rows]
     else:
         rows = play_table(args.budgets, args.rivals, args.pairs, args.seed, args.jobs)
         print_table(console, rows)

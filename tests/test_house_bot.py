@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from benchmarks.house_strength import label, parse_budget
+from benchmarks import house_strength
+from benchmarks.house_strength import label, parse_budget, play_deal
 from protocol.manifest import load_manifest
 from protocol.sdk import SeriesInfo
 from referee.conformance import check_bot
@@ -408,3 +409,19 @@ def test_the_benchmark_reads_a_budget_and_the_searchs_settings() -> None:
     for bad in ("0r", "300r/fast", "300r/gate=-1", "300r/wary=1", "fast"):
         with pytest.raises(ValueError, match=r"."):
             parse_budget(bad)
+
+
+def test_a_duplicated_deal_gives_each_player_both_seats_of_the_same_cards(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With greedy standing in for the house bot, the two hands of a deal are the same game with
+    # the players' names swapped: the points cancel exactly (another deck, or the same seats,
+    # would not).
+    monkeypatch.setattr(house_strength, "make_house", lambda budget, seed: greedy_policy)
+    played = [play_deal(("1r", "greedy", index, 11))[1] for index in range(6)]
+    assert all(first == -second for first, second in (r.points for r in played))
+    assert any(r.points[0] for r in played)
+    assert all(r.decisions > 0 for r in played)
+    mixed = play_deal(("5r", "greedy", 0, 11))[1]  # the real house bot plays
+    assert mixed.decisions > 0
+    assert mixed.cpu_seconds > 0
